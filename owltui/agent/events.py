@@ -1,0 +1,175 @@
+"""Agent events (CONTRACTS section 3) and the one emitter every front end subscribes to.
+
+Events are pydantic models with a ``type`` field; ``event.model_dump(mode="json", exclude_none=True)``
+is the wire form used by print mode's JSONL and RPC. Subscriber exceptions never reach the loop.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from .messages import Lane, StopReason, ToolStatus, Usage
+
+log = logging.getLogger(__name__)
+
+EndReason = Literal["done", "aborted", "error", "round_limit", "failure_limit"]
+
+
+class Event(BaseModel):
+    type: str
+    agent: str | None = None  # which agent (None = main); subagents carry their name
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class AgentStart(Event):
+    type: Literal["agent_start"] = "agent_start"
+    run_id: str
+
+
+class TurnStart(Event):
+    type: Literal["turn_start"] = "turn_start"
+    round: int
+
+
+class TurnEnd(Event):
+    type: Literal["turn_end"] = "turn_end"
+    round: int
+
+
+class InputEvent(Event):
+    type: Literal["input"] = "input"
+    lane: Lane
+    text: str
+
+
+class MessageStart(Event):
+    type: Literal["message_start"] = "message_start"
+    role: str = "assistant"
+
+
+class MessageDelta(Event):
+    type: Literal["message_delta"] = "message_delta"
+    text: str | None = None
+    thinking: str | None = None
+
+
+class WireToolCall(BaseModel):
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class MessageEnd(Event):
+    type: Literal["message_end"] = "message_end"
+    role: str = "assistant"
+    text: str
+    thinking: str
+    tool_calls: list[WireToolCall]
+    stop_reason: StopReason
+    usage: Usage
+    error: str | None = None
+
+
+class ToolStart(Event):
+    type: Literal["tool_start"] = "tool_start"
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolUpdate(Event):
+    """Streamed output of a running tool (not in the contract's list; front ends may ignore it)."""
+
+    type: Literal["tool_update"] = "tool_update"
+    call_id: str
+    name: str
+    text: str
+
+
+class ToolEnd(Event):
+    type: Literal["tool_end"] = "tool_end"
+    call_id: str
+    name: str
+    is_error: bool
+    output: str
+    status: ToolStatus
+
+
+class Paused(Event):
+    type: Literal["paused"] = "paused"
+
+
+class Resumed(Event):
+    type: Literal["resumed"] = "resumed"
+    paused_ms: int
+
+
+class RequirementEvent(Event):
+    type: Literal["requirement"] = "requirement"
+    tool: str
+    escalation: int
+
+
+class ApprovalRequest(Event):
+    type: Literal["approval_request"] = "approval_request"
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class JobStarted(Event):
+    type: Literal["job_started"] = "job_started"
+    job_id: str
+    command: str
+
+
+class JobFinished(Event):
+    type: Literal["job_finished"] = "job_finished"
+    job_id: str
+    command: str
+    exit_code: int | None
+
+
+class Retry(Event):
+    type: Literal["retry"] = "retry"
+    attempt: int
+    delay_s: float
+    reason: str
+
+
+class AgentEnd(Event):
+    type: Literal["agent_end"] = "agent_end"
+    reason: EndReason
+    error: str | None = None
+
+
+Listener = Callable[[Event], None]
+
+
+class Emitter:
+    """Synchronous fan-out. Listeners must be quick (queue work, don't do it)."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, fn: Listener) -> Callable[[], None]:
+        self._listeners.append(fn)
+
+        def unsubscribe() -> None:
+            if fn in self._listeners:
+                self._listeners.remove(fn)
+
+        return unsubscribe
+
+    def emit(self, event: Event) -> None:
+        for fn in tuple(self._listeners):
+            try:
+                fn(event)
+            except Exception:  # a broken listener must never break the loop
+                log.exception("event listener failed on %s", event.type)

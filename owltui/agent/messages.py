@@ -1,0 +1,98 @@
+"""Provider-neutral conversation items: user messages, assistant messages, tool calls and results.
+
+Every item is a pydantic model with a ``role`` discriminator, so a history round-trips through JSON
+(sessions, RPC) unchanged. Providers map these to their wire formats; nothing here knows a provider.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+StopReason = Literal["stop", "tool_use", "length", "error", "aborted"]
+Lane = Literal["user", "steer", "aside", "follow_up", "reminder", "notice"]
+ToolStatus = Literal["ok", "error", "refused", "skipped", "cancelled"]
+
+
+class Usage(BaseModel):
+    """Token counts for one model call (or a sum of them) and its cost in US dollars."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            cost=self.cost + other.cost,
+        )
+
+
+class ToolCall(BaseModel):
+    """One tool call requested by the model. ``arguments`` is the parsed JSON object.
+
+    When the model sent arguments that are not a JSON object, ``arguments`` is empty and
+    ``parse_error`` says what was wrong; the loop turns that into an error result.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    parse_error: str | None = None
+    raw_arguments: str | None = None
+
+
+class ThinkingBlock(BaseModel):
+    """A block of model reasoning with the provider's signature (needed to send it back)."""
+
+    text: str = ""
+    signature: str | None = None
+    redacted: bool = False
+
+
+class UserMessage(BaseModel):
+    """Input from outside the model: the user's prompt, a steering or follow-up message, an aside."""
+
+    model_config = ConfigDict(frozen=True)
+    role: Literal["user"] = "user"
+    text: str
+    lane: Lane = "user"
+    source: str = "user"
+
+
+class AssistantMessage(BaseModel):
+    """One model response: text, thinking, tool calls, normalised stop reason and usage."""
+
+    role: Literal["assistant"] = "assistant"
+    text: str = ""
+    thinking: list[ThinkingBlock] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    stop_reason: StopReason = "stop"
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
+    model: str | None = None
+
+    @property
+    def thinking_text(self) -> str:
+        return "".join(b.text for b in self.thinking)
+
+
+class ToolResult(BaseModel):
+    """The one result every tool call gets, whatever happened to it."""
+
+    role: Literal["tool"] = "tool"
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    status: ToolStatus = "ok"
+
+
+Item = Annotated[UserMessage | AssistantMessage | ToolResult, Field(discriminator="role")]
+ITEM_ADAPTER: TypeAdapter[Item] = TypeAdapter(Item)

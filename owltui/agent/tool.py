@@ -1,0 +1,67 @@
+"""The tool protocol the loop runs: a name, a description, a pydantic parameter model, ``run``.
+
+Concrete tools live in ``owltui.tools``; the loop knows only this protocol. ``ToolContext`` is what
+a running tool may use: the workspace root, the cancellation token, a progress callback (streamed
+output for the UI), and open-ended services (job manager, result store) supplied by the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from .cancel import CancelToken
+from .model import ToolSpec
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class ToolOutput:
+    """What a tool returns. ``full_output`` names a file holding the whole output when the tool
+    spilled it to disk itself (so a 100 MB command never sits in memory); ``content`` is then a
+    preview and the loop's large-result rule takes the file over."""
+
+    content: str
+    is_error: bool = False
+    full_output: Path | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ToolContext:
+    workspace: Path
+    cancel: CancelToken
+    call_id: str = ""
+    progress: Progress = lambda _text: None
+    services: dict[str, Any] = field(default_factory=dict)
+
+    def service(self, name: str) -> Any:
+        return self.services.get(name)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    name: ClassVar[str] | str
+    description: ClassVar[str] | str
+    params: ClassVar[type[BaseModel]] | type[BaseModel]
+    read_only: ClassVar[bool] | bool
+
+    async def run(self, args: Any, ctx: ToolContext) -> ToolOutput: ...
+
+
+def tool_spec(tool: Tool) -> ToolSpec:
+    schema = tool.params.model_json_schema()
+    schema.pop("title", None)
+    return ToolSpec(name=tool.name, description=tool.description, parameters=schema)
+
+
+class ToolError(Exception):
+    """Raised by a tool for an expected failure; becomes an error result with this message."""
+
+
+ToolRunner = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
