@@ -105,7 +105,8 @@ class RetryNotice(BaseModel):
 
 
 StreamEvent = (
-    TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta | ToolCallEnd | StreamDone | StreamError | RetryNotice
+    TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta | ToolCallEnd
+    | StreamDone | StreamError | RetryNotice
 )
 
 

@@ -1,0 +1,152 @@
+"""``Agent``: a loop config, a history, an inbox and an emitter, with the verbs front ends use.
+
+prompt / steer / follow_up / aside / abort / require. At most one run at a time. When the agent is
+idle and input lands in a lane (a steering message, a job's aside), it wakes and starts a run —
+once bound to a task group with ``bind``. ``run`` can also be awaited directly (print mode,
+subagents, tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from .cancel import CancelToken
+from .events import Emitter
+from .history import History, MemoryHistory
+from .inbox import Entry, Inbox, QueueLane
+from .loop import Loop, LoopConfig, RunOutcome
+from .messages import UserMessage
+from .pause import GATE, PauseGate
+from .requirement import RequirementSlot
+
+
+class Agent:
+    def __init__(self, config: LoopConfig, history: History | None = None, *,
+                 inbox: Inbox | None = None, emitter: Emitter | None = None,
+                 gate: PauseGate = GATE, requirement: RequirementSlot | None = None) -> None:
+        self.config = config
+        self.history: History = history if history is not None else MemoryHistory()
+        self.inbox = inbox or Inbox()
+        self.emitter = emitter or Emitter()
+        self.gate = gate
+        self.requirement = requirement or RequirementSlot()
+        self.last_outcome: RunOutcome | None = None
+        self._tg: TaskGroup | None = None
+        self._loop: Loop | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._running = False
+        self._run_listeners: list[Callable[[bool], None]] = []
+        self.inbox.subscribe(self._on_inbox)
+
+    # ---- state ---------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    @property
+    def run_state(self) -> Any:
+        return self._loop.state if self._loop is not None else None
+
+    def on_running(self, fn: Callable[[bool], None]) -> None:
+        self._run_listeners.append(fn)
+
+    def _set_running(self, value: bool) -> None:
+        self._running = value
+        for fn in tuple(self._run_listeners):
+            fn(value)
+
+    # ---- running -------------------------------------------------------------------------
+    def bind(self, tg: TaskGroup) -> None:
+        """Let the agent start runs in the background (needed for ``start`` and waking)."""
+        self._tg = tg
+
+    async def run(self, text: str | None = None, *, wake: bool = False) -> RunOutcome:
+        """Run to the end. Raises RuntimeError if a run is already going."""
+        if self._running:
+            raise RuntimeError("a run is already in progress")
+        self._set_running(True)
+        initial = [UserMessage(text=text)] if text is not None else []
+        cancel = CancelToken()
+        loop = Loop(self.config, self.history, inbox=self.inbox, emitter=self.emitter, gate=self.gate,
+                    requirement=self.requirement, cancel=cancel)
+        self._loop = loop
+        outcome = RunOutcome("aborted")
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                outcome = await loop.run(initial, wake=wake)
+        finally:
+            self._scope = None
+            self._loop = None
+            self.last_outcome = outcome
+            self._set_running(False)
+        if self._tg is not None and outcome.reason == "done" and self.inbox.has():
+            self._tg.start_soon(self._run_bg, None, True)  # input landed as the run ended
+        return outcome
+
+    async def _run_bg(self, text: str | None, wake: bool) -> None:
+        if self._running:
+            return
+        await self.run(text, wake=wake)
+
+    def start(self, text: str | None = None) -> bool:
+        """Start a background run (requires ``bind``). False when a run is going."""
+        if self._running or self._tg is None:
+            return False
+        self._running = True  # reserve now so two quick starts cannot both begin
+        self._tg.start_soon(self._start_reserved, text)
+        return True
+
+    async def _start_reserved(self, text: str | None) -> None:
+        self._running = False
+        await self.run(text, wake=text is None)
+
+    def _on_inbox(self, action: str, lane: QueueLane, entry: Entry | None) -> None:
+        if action == "push" and not self._running and self._tg is not None:
+            self.start(None)
+
+    # ---- the verbs -----------------------------------------------------------------------
+    def prompt(self, text: str) -> bool:
+        """Start a run with ``text``; while one is going, returns False (use steer/follow_up)."""
+        return self.start(text)
+
+    def steer(self, text: str, source: str = "user") -> None:
+        self.inbox.push("steer", text, source=source)
+
+    def follow_up(self, text: str, source: str = "user") -> None:
+        self.inbox.push("follow_up", text, source=source)
+
+    def aside(self, entry: str | Entry, source: str = "system") -> None:
+        self.inbox.push("aside", entry, source=source)
+
+    def abort(self, clear_queue: bool = False) -> bool:
+        """Cancel the running run (stream stops, running tools are killed). Queue kept unless asked."""
+        if clear_queue:
+            self.inbox.clear()
+        loop, scope = self._loop, self._scope
+        if loop is None:
+            return False
+        loop.cancel.cancel("aborted")
+        if scope is not None:
+            scope.cancel()
+        return True
+
+    async def wait_idle(self) -> None:
+        """Return once no run is going (including runs woken by input that arrived meanwhile)."""
+        while self._running:
+            ev = anyio.Event()
+
+            def fn(running: bool, ev: anyio.Event = ev) -> None:
+                if not running:
+                    ev.set()
+
+            self._run_listeners.append(fn)
+            try:
+                await ev.wait()
+            finally:
+                self._run_listeners.remove(fn)
+            await anyio.lowlevel.checkpoint()
