@@ -1,0 +1,188 @@
+"""The HTTP streaming model both providers share: one POST, SSE decoding, retries, idle timeout.
+
+Subclasses build the request body and a stream parser; this class owns the httpx client, the retry
+loop (only before any content arrived), the idle timeout (httpx's read timeout: a stream that sends
+nothing for ``idle_timeout`` seconds is an error), cost, and turning every failure into one
+``StreamError`` line instead of an exception. Cancelling the consumer closes the HTTP stream at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar, Protocol
+
+import httpx
+
+from owltui.agent.model import ModelRequest, RetryNotice, StreamDone, StreamError, StreamEvent
+
+from .catalog import ModelInfo, lookup
+from .errors import http_error_message, is_retryable_status
+from .retry import RetryPolicy
+from .sse import SSEDecoder
+
+
+class StreamParser(Protocol):
+    """Turns decoded SSE events of one response into stream events.
+
+    ``terminal`` is set to a ``StreamDone`` or ``StreamError`` when the response is over;
+    ``has_content`` once text, thinking or a tool call was produced.
+    """
+
+    terminal: StreamDone | StreamError | None
+    has_content: bool
+
+    def feed(self, event: str, data: str) -> list[StreamEvent]: ...
+
+    def end(self) -> list[StreamEvent]:
+        """End of the byte stream; sets ``terminal`` (done if the response was complete, else error)."""
+        ...
+
+
+class HTTPModel:
+    """Base of the HTTP providers. ``name`` is ``provider:model``."""
+
+    provider: ClassVar[str] = "http"
+    api_key_env: ClassVar[str | None] = None
+    input_includes_cache: ClassVar[bool] = False  # whether Usage.input_tokens counts cached tokens too
+
+    def __init__(self, model: str, *, api_key: str | None = None, base_url: str,
+                 client: httpx.AsyncClient | None = None, retry: RetryPolicy | None = None,
+                 idle_timeout: float = 120.0, connect_timeout: float = 15.0,
+                 max_output_tokens: int | None = None, extra_headers: Mapping[str, str] | None = None,
+                 info: ModelInfo | None = None) -> None:
+        self.model = model
+        self.api_key = api_key
+        self.base_url = base_url.rstrip("/")
+        self.retry = retry or RetryPolicy()
+        self.idle_timeout = idle_timeout
+        self.timeout = httpx.Timeout(connect=connect_timeout, read=idle_timeout, write=60.0, pool=60.0)
+        self.max_output_tokens = max_output_tokens
+        self.extra_headers = dict(extra_headers or {})
+        self.info = info or lookup(self.provider, model)
+        self._client = client
+        self._own_client: httpx.AsyncClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+    # -- to override ---------------------------------------------------------------------------
+    def url(self) -> str:
+        raise NotImplementedError
+
+    def headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def new_parser(self) -> StreamParser:
+        raise NotImplementedError
+
+    # -- machinery -----------------------------------------------------------------------------
+    def encode_body(self, request: ModelRequest) -> bytes:
+        """The exact request bytes (compact JSON, key order as built)."""
+        return json.dumps(self.build_body(request), ensure_ascii=False, separators=(",", ":")).encode()
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is not None:
+            return self._client
+        loop = asyncio.get_running_loop()
+        if self._own_client is None or self._client_loop is not loop or self._own_client.is_closed:
+            self._own_client = httpx.AsyncClient(timeout=self.timeout)
+            self._client_loop = loop
+        return self._own_client
+
+    async def aclose(self) -> None:
+        """Close the client this model created (a client passed in is the caller's)."""
+        if self._own_client is not None:
+            client, self._own_client = self._own_client, None
+            await client.aclose()
+
+    def _with_cost(self, done: StreamDone) -> StreamDone:
+        done.usage.cost = self.info.cost(done.usage, input_includes_cache=self.input_includes_cache)
+        return done
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one model call, retrying failures that happen before any content."""
+        p = self.provider
+        payload = self.encode_body(request)
+        headers = {"content-type": "application/json", "accept": "text/event-stream", **self.headers(),
+                   **self.extra_headers}
+        url = self.url()
+        attempt = 0
+        while True:
+            attempt += 1
+            retry_headers: Mapping[str, str] | None = None
+            parser: StreamParser | None = None
+            failure: str
+            try:
+                async with self._http().stream("POST", url, content=payload, headers=headers,
+                                               timeout=self.timeout) as resp:
+                    status = resp.status_code
+                    if status >= 300:
+                        body = await resp.aread()
+                        failure = http_error_message(p, status, body, self.api_key_env)
+                        if not is_retryable_status(status):
+                            yield StreamError(message=failure)
+                            return
+                        retry_headers = resp.headers
+                    else:
+                        parser = self.new_parser()
+                        decoder = SSEDecoder()
+                        feed = parser.feed
+                        async for chunk in resp.aiter_bytes():
+                            for name, data in decoder.feed(chunk):
+                                for ev in feed(name, data):
+                                    yield ev
+                                if parser.terminal is not None:
+                                    break
+                            if parser.terminal is not None:
+                                break
+                        else:
+                            for name, data in decoder.close():
+                                if parser.terminal is None:
+                                    for ev in feed(name, data):
+                                        yield ev
+                            if parser.terminal is None:
+                                for ev in parser.end():
+                                    yield ev
+                        term = parser.terminal
+                        if isinstance(term, StreamDone):
+                            yield self._with_cost(term)
+                            return
+                        assert term is not None
+                        if not term.retryable or parser.has_content:
+                            yield term
+                            return
+                        failure = term.message
+            except httpx.ReadTimeout:
+                yield StreamError(message=f"{p}: the server sent nothing for {self.idle_timeout:g} s; "
+                                          "giving up on this response")
+                return
+            except httpx.TransportError as exc:
+                reason = _describe(exc)
+                if parser is not None and parser.has_content:
+                    yield StreamError(message=f"{p}: the connection failed mid-response ({reason})")
+                    return
+                if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
+                    yield StreamError(message=f"{p}: cannot reach {url} ({reason})")
+                    return
+                failure = f"{p}: cannot reach {url} ({reason})"
+            except httpx.HTTPError as exc:  # InvalidURL and friends: not worth a retry
+                yield StreamError(message=f"{p}: request failed ({_describe(exc)})")
+                return
+            if attempt >= self.retry.max_attempts:
+                yield StreamError(message=f"{failure} (gave up after {attempt} attempts)")
+                return
+            delay = self.retry.delay(attempt, retry_headers)
+            yield RetryNotice(attempt=attempt, delay_s=round(delay, 3), reason=failure)
+            await self.retry.sleep(delay)
+
+
+def _describe(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

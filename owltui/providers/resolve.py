@@ -1,0 +1,155 @@
+"""Provider resolution: which provider, model, base URL and key to use, and building the ``Model``.
+
+Order: ``--provider``/``--model provider:name`` flag → config file → ANTHROPIC_API_KEY →
+OPENAI_API_KEY → a local OpenAI-compatible server (Ollama on 127.0.0.1:11434) answering
+``/v1/models`` within 300 ms → the offline demo model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx
+
+from owltui.agent.model import Model
+
+from .anthropic import DEFAULT_BASE_URL as ANTHROPIC_BASE_URL
+from .anthropic import AnthropicModel
+from .demo import DemoModel
+from .errors import ProviderConfigError
+from .openai_compat import DEFAULT_BASE_URL as OPENAI_BASE_URL
+from .openai_compat import OpenAICompatModel
+
+ProviderName = Literal["anthropic", "openai", "demo"]
+PROVIDERS: tuple[ProviderName, ...] = ("anthropic", "openai", "demo")
+DEFAULT_MODELS: dict[ProviderName, str] = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1",
+                                           "demo": "demo"}
+KEY_ENV: dict[ProviderName, str] = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+BASE_ENV: dict[ProviderName, str] = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+LOCAL_BASE_URL = "http://127.0.0.1:11434/v1"
+
+Probe = Callable[[str], list[str] | None]
+"""Given an OpenAI-compatible base URL, the model ids it serves, or ``None`` if nothing answers."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedProvider:
+    """The outcome of resolution; ``source`` says which rule picked the provider (for messages)."""
+
+    provider: ProviderName
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    source: str = "flag"
+
+    @property
+    def label(self) -> str:
+        return "demo (offline)" if self.provider == "demo" else f"{self.provider}:{self.model}"
+
+
+def probe_openai_compatible(base_url: str, timeout: float = 0.3) -> list[str] | None:
+    """Ask ``{base_url}/models``; the model ids if a server answers in time, else ``None``."""
+    try:
+        resp = httpx.get(base_url.rstrip("/") + "/models", timeout=timeout)
+        if resp.status_code != 200:
+            return None
+        data = resp.json().get("data") or []
+        return [str(m["id"]) for m in data if isinstance(m, dict) and m.get("id")]
+    except (httpx.HTTPError, ValueError, AttributeError, TypeError):
+        return None
+
+
+def split_model(model: str | None) -> tuple[ProviderName | None, str | None]:
+    """``provider:name`` → (provider, name); Ollama tags like ``qwen2.5:7b`` stay whole."""
+    if model and ":" in model:
+        prefix, rest = model.split(":", 1)
+        if prefix in PROVIDERS:
+            return prefix, rest or None  # type: ignore[return-value]
+    return None, model or None
+
+
+def _check(provider: str | None, what: str) -> ProviderName | None:
+    if provider is None or provider == "":
+        return None
+    if provider not in PROVIDERS:
+        raise ProviderConfigError(f"Unknown provider {provider!r} from {what}: "
+                                  "use one of anthropic, openai, demo.")
+    return provider  # type: ignore[return-value]
+
+
+def _is_local(url: str) -> bool:
+    host = httpx.URL(url).host
+    return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.endswith(".local")
+
+
+def _explicit(provider: ProviderName, model: str | None, base_url: str | None, env: Mapping[str, str],
+              source: str, probe: Probe | None) -> ResolvedProvider:
+    if provider == "demo":
+        return ResolvedProvider("demo", model or "demo", None, None, source)
+    base = base_url or env.get(BASE_ENV[provider]) or None
+    key = env.get(KEY_ENV[provider]) or None
+    default_base = ANTHROPIC_BASE_URL if provider == "anthropic" else OPENAI_BASE_URL
+    if key is None:
+        official = base is None or "api.openai.com" in base or "api.anthropic.com" in base
+        if provider == "anthropic" or official:
+            raise ProviderConfigError(f"{provider}: no API key: set {KEY_ENV[provider]} "
+                                      f"(or choose another provider with --provider).")
+    if model is None:
+        if provider == "openai" and base is not None and "api.openai.com" not in base and probe is not None:
+            served = probe(base)
+            if served:
+                model = served[0]
+        model = model or DEFAULT_MODELS[provider]
+    return ResolvedProvider(provider, model, base or default_base, key, source)
+
+
+def resolve_provider(provider: str | None = None, model: str | None = None, base_url: str | None = None,
+                     config_provider: str | None = None, config_model: str | None = None,
+                     env: Mapping[str, str] | None = None, *, config_base_url: str | None = None,
+                     probe: Probe | None = probe_openai_compatible) -> ResolvedProvider:
+    """Pick the provider; raises ``ProviderConfigError`` (one sentence) when it cannot be used.
+
+    ``probe=None`` skips looking for a local server (tests, or when the user wants no network).
+    """
+    env = os.environ if env is None else env
+    flag_provider = _check(provider, "--provider")
+    model_provider, model_name = split_model(model)
+    if flag_provider and model_provider and flag_provider != model_provider:
+        raise ProviderConfigError(f"--provider {flag_provider} contradicts --model {model}.")
+    chosen = flag_provider or model_provider
+    if chosen is not None:
+        return _explicit(chosen, model_name, base_url, env, "flag", probe)
+    cfg_model_provider, cfg_model_name = split_model(config_model)
+    cfg = _check(config_provider, "the config file") or cfg_model_provider
+    if cfg is not None:
+        return _explicit(cfg, model_name or cfg_model_name, base_url or config_base_url, env, "config", probe)
+    model_name = model_name or cfg_model_name
+    if env.get("ANTHROPIC_API_KEY"):
+        return _explicit("anthropic", model_name, base_url, env, "ANTHROPIC_API_KEY", probe)
+    if env.get("OPENAI_API_KEY"):
+        return _explicit("openai", model_name, base_url, env, "OPENAI_API_KEY", probe)
+    local = base_url or env.get("OPENAI_BASE_URL") or LOCAL_BASE_URL
+    if probe is not None and (base_url is None or _is_local(local)):
+        served = probe(local)
+        if served is not None:
+            pick = model_name if model_name else (served[0] if served else None)
+            if pick is not None:
+                return ResolvedProvider("openai", pick, local, None, "local server")
+    if base_url is not None:
+        return _explicit("openai", model_name, base_url, env, "--base-url", probe)
+    return ResolvedProvider("demo", "demo", None, None, "demo")
+
+
+def make_model(resolved: ResolvedProvider, **opts: Any) -> Model:
+    """The ``Model`` for a resolution. ``opts`` go to the model class (e.g. ``retry``, ``idle_timeout``,
+    ``client``, ``max_output_tokens``; ``delay`` for the demo model)."""
+    if resolved.provider == "demo":
+        return DemoModel(**opts)
+    if resolved.provider == "anthropic":
+        return AnthropicModel(resolved.model, api_key=resolved.api_key,
+                              base_url=resolved.base_url or ANTHROPIC_BASE_URL, **opts)
+    return OpenAICompatModel(resolved.model, api_key=resolved.api_key,
+                             base_url=resolved.base_url or OPENAI_BASE_URL, **opts)
