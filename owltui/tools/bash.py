@@ -1,0 +1,124 @@
+"""The ``bash`` tool: run a command in the user's shell, wait up to a cap, then hand it to the jobs."""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+from pydantic import Field
+
+from owltui.agent.tool import ToolContext, ToolError, ToolOutput
+
+from .base import Params
+from .jobs import JobManager, job_result
+from .proc import Proc, default_spill_dir
+
+DEFAULT_TIMEOUT = 90.0
+MAX_TIMEOUT = 600.0
+
+
+class BashParams(Params):
+    command: str = Field(description="The shell command to run (via `$SHELL -c`, in the workspace).")
+    timeout: float | None = Field(
+        None,
+        gt=0,
+        le=MAX_TIMEOUT,
+        description=f"Seconds to wait for the command (default {DEFAULT_TIMEOUT:.0f}, "
+        f"max {MAX_TIMEOUT:.0f}). A command still running then continues as a background job.",
+    )
+
+
+def _finished(proc: Proc) -> ToolOutput:
+    output = proc.sink.preview()
+    code = proc.exit_code
+    details = {"exit_code": code, "lines": proc.sink.lines, "chars": proc.sink.chars}
+    if code == 0:
+        return ToolOutput(
+            output if output.strip() else "(no output)", full_output=proc.sink.path, details=details
+        )
+    body = (
+        f"{output.rstrip()}\n\n[exit code {code}]" if output.strip() else f"(no output)\n[exit code {code}]"
+    )
+    return ToolOutput(body, is_error=True, full_output=proc.sink.path, details=details)
+
+
+class BashTool:
+    name = "bash"
+    description = (
+        "Run a shell command in the workspace and wait for it to finish (up to `timeout` seconds, default "
+        "90, max 600), so call it once rather than polling. Output (stdout and stderr) is returned; a "
+        "non-zero exit code is an error. A command still running at the timeout keeps running as a "
+        "background job: you get its id and the output so far, and you are told when it ends "
+        "(job_output waits for it, job_kill stops it)."
+    )
+    params = BashParams
+    read_only = False
+
+    async def run(self, args: BashParams, ctx: ToolContext) -> ToolOutput:
+        jobs = ctx.service("jobs")
+        jobs = jobs if isinstance(jobs, JobManager) else None
+        if not args.command.strip():
+            raise ToolError("command is empty")
+        cap = args.timeout or DEFAULT_TIMEOUT
+        left = ctx.cancel.time_left()
+        if left is not None:
+            cap = min(cap, left)
+        try:
+            proc = Proc(args.command, ctx.workspace, jobs.spill_dir if jobs else default_spill_dir())
+        except OSError as exc:
+            raise ToolError(f"Could not start the shell: {exc}") from exc
+        handed_off = False
+        try:
+            async with anyio.create_task_group() as tg:
+
+                async def watch() -> None:
+                    await ctx.cancel.wait()
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(watch)
+                await self._follow(proc, ctx, time.monotonic() + cap)
+                tg.cancel_scope.cancel()
+            if proc.done:
+                return _finished(proc)
+            if ctx.cancel.cancelled:
+                await proc.terminate()
+                return ToolOutput(
+                    f"Cancelled ({ctx.cancel.reason}); the command's processes were killed.\n"
+                    + proc.sink.tail(40, 8000),
+                    is_error=True,
+                    details={"cancelled": True},
+                )
+            if jobs is None:
+                await proc.terminate()
+                out = _finished(proc)
+                out.content = f"The command did not finish within {cap:g} s and was killed.\n{out.content}"
+                out.is_error = True
+                return out
+            job = jobs.adopt(proc)
+            handed_off = True
+            header = (
+                f"The command is still running after {cap:g} s; it continues as background job {job.id} "
+                f'(job_output {{"job_id": "{job.id}"}} waits for it, job_kill stops it).'
+            )
+            result = job_result(job, header)
+            result.details["background"] = True
+            return result
+        finally:
+            if not handed_off and not proc.done:
+                await proc.terminate()
+
+    @staticmethod
+    async def _follow(proc: Proc, ctx: ToolContext, deadline: float) -> None:
+        """Stream output to the progress callback until the command ends or the deadline passes."""
+        version = 0
+        while True:
+            now = time.monotonic()
+            if proc.done or now >= deadline:
+                break
+            version = await proc.wait_change(version, deadline - now)
+            text = proc.sink.take_progress()
+            if text:
+                ctx.progress(text)
+        text = proc.sink.take_progress()
+        if text:
+            ctx.progress(text)

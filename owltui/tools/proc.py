@@ -1,0 +1,321 @@
+"""Shell commands in their own process group: streamed, memory-bounded output, killable as a group.
+
+A reader thread pumps the pipe into an ``OutputSink`` (sanitised text; spilled to a file once it
+passes the large-result limits, so a command printing 100 MB never sits in memory). The thread
+does not depend on any async scope, so a command can outlive the tool call that started it and
+become a background job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+import anyio
+
+from .base import MAX_BYTES, MAX_LINES
+from .sanitize import StreamSanitizer
+
+KILL_GRACE = 2.0
+HEAD_CHARS, HEAD_LINES = 20_000, 800
+TAIL_CHARS, TAIL_LINES = 20_000, 800
+PROGRESS_CHARS = 64_000
+
+
+def default_spill_dir() -> Path:
+    return Path(tempfile.gettempdir()) / f"owltui-{os.getuid()}" / "output"
+
+
+def _last_lines(text: str, lines: int, chars: int) -> str:
+    text = text[-chars:]
+    parts = text.split("\n")
+    if len(parts) > lines + 1:
+        parts = parts[-(lines + 1) :]
+    return "\n".join(parts)
+
+
+def _first_lines(text: str, lines: int, chars: int) -> str:
+    text = text[:chars]
+    return "\n".join(text.split("\n")[:lines])
+
+
+class OutputSink:
+    """Thread-safe store of a command's sanitised output with bounded memory."""
+
+    def __init__(self, spill_dir: Path) -> None:
+        self._lock = threading.Lock()
+        self._spill_dir = spill_dir
+        self._mem: list[str] = []
+        self._head = ""
+        self._tail = ""
+        self._progress: list[str] = []
+        self._progress_chars = 0
+        self._progress_dropped = 0
+        self._file: TextIO | None = None
+        self.path: Path | None = None
+        self.chars = 0
+        self.lines = 0
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        with self._lock:
+            self.chars += len(text)
+            self.lines += text.count("\n")
+            if self._progress_chars < PROGRESS_CHARS:
+                self._progress.append(text)
+                self._progress_chars += len(text)
+            else:
+                self._progress_dropped += len(text)
+            if len(self._head) < HEAD_CHARS:
+                self._head += text[: HEAD_CHARS - len(self._head)]
+            self._tail += text
+            if len(self._tail) > 2 * TAIL_CHARS:
+                self._tail = self._tail[-TAIL_CHARS:]
+            if self._file is not None:
+                self._file.write(text)
+                return
+            self._mem.append(text)
+            if self.chars > MAX_BYTES or self.lines > MAX_LINES:
+                self._spill()
+
+    def _spill(self) -> None:
+        self._spill_dir.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix="bash-", suffix=".log", dir=self._spill_dir)
+        self._file = os.fdopen(fd, "w", encoding="utf-8", errors="replace")
+        self.path = Path(name)
+        self._file.write("".join(self._mem))
+        self._mem = []
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+
+    @property
+    def spilled(self) -> bool:
+        return self.path is not None
+
+    def take_progress(self) -> str:
+        with self._lock:
+            text = "".join(self._progress)
+            if self._progress_dropped:
+                text += f"\n… ({self._progress_dropped} characters not shown)\n"
+            self._progress, self._progress_chars, self._progress_dropped = [], 0, 0
+        return text
+
+    def preview(self) -> str:
+        """All of the output when small, else its head and tail with a notice between them."""
+        with self._lock:
+            if self.path is None:
+                return "".join(self._mem)
+            head = _first_lines(self._head, HEAD_LINES, HEAD_CHARS)
+            tail = _last_lines(self._tail, TAIL_LINES, TAIL_CHARS)
+            chars, lines = self.chars, self.lines
+        return (
+            f"{head}\n\n[… output is {lines} lines / {chars} characters; showing the first "
+            f"{head.count(chr(10)) + 1} and last {tail.count(chr(10)) + 1} lines; the whole output is "
+            f"saved …]\n\n{tail}"
+        )
+
+    def tail(self, lines: int = 20, chars: int = 2000) -> str:
+        with self._lock:
+            source = self._tail if self.path is not None else "".join(self._mem)
+        return _last_lines(source.rstrip("\n"), lines - 1, chars)
+
+
+def _group_members_alive(pgid: int) -> bool:
+    """Any process of the group that is not a zombie? (orphaned zombies may never be reaped in a
+    container, so ``killpg(pgid, 0)`` alone would report them alive.)"""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if os.path.isdir("/proc/self"):
+        return _group_members_alive(pgid)
+    return True
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def kill_groups_sync(pgids: list[int], grace: float = KILL_GRACE) -> None:
+    """TERM every group, wait up to ``grace`` seconds, then KILL what is left (blocking)."""
+    for pgid in pgids:
+        signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    alive = [p for p in pgids if group_alive(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.01)
+        alive = [p for p in alive if group_alive(p)]
+    for pgid in alive:
+        signal_group(pgid, signal.SIGKILL)
+
+
+def _shell() -> str:
+    shell = os.environ.get("SHELL") or ""
+    return shell if shell and os.path.isfile(shell) and os.access(shell, os.X_OK) else "/bin/bash"
+
+
+class Proc:
+    """One running shell command. ``version`` changes whenever output arrives or the command ends."""
+
+    def __init__(self, command: str, cwd: Path, spill_dir: Path | None = None) -> None:
+        env = dict(os.environ)
+        env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+        self.command = command
+        self.sink = OutputSink(spill_dir or default_spill_dir())
+        self.started = time.time()
+        self.exit_code: int | None = None
+        self.killed = False
+        self._cond = threading.Condition()
+        self._version = 0
+        self._done = False
+        self._listeners: list[Callable[[Proc], None]] = []
+        self._popen = subprocess.Popen(
+            [_shell(), "-c", command],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+            bufsize=0,
+        )
+        self.pid = self.pgid = self._popen.pid
+        self._thread = threading.Thread(target=self._pump, name=f"owltui-proc-{self.pid}", daemon=True)
+        self._thread.start()
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def _bump(self) -> None:
+        with self._cond:
+            self._version += 1
+            self._cond.notify_all()
+
+    def _pump(self) -> None:
+        assert self._popen.stdout is not None
+        fd = self._popen.stdout.fileno()
+        decoder = StreamSanitizer()
+        exited_at: float | None = None
+        try:
+            while True:
+                ready, _, _ = select.select([fd], [], [], 0.05)
+                if ready:
+                    data = os.read(fd, 1 << 16)
+                    if not data:
+                        break
+                    self.sink.write(decoder.feed(data))
+                    self._bump()
+                if exited_at is None and self._popen.poll() is not None:
+                    exited_at = time.monotonic()
+                # The shell has ended: a background grandchild may still hold the pipe open; drain
+                # what is there, then stop reading.
+                if exited_at is not None and (not ready or time.monotonic() - exited_at > 0.5):
+                    break
+        except OSError:
+            pass
+        finally:
+            self.sink.write(decoder.close())
+            code = self._popen.wait()
+            self.sink.close()
+            with contextlib.suppress(OSError):
+                self._popen.stdout.close()
+            with self._cond:
+                self.exit_code = 128 - code if code < 0 else code
+                self._done = True
+                listeners, self._listeners = self._listeners, []
+                self._version += 1
+                self._cond.notify_all()
+            for listener in listeners:
+                with contextlib.suppress(Exception):
+                    listener(self)
+
+    def add_exit_listener(self, listener: Callable[[Proc], None]) -> bool:
+        """Call ``listener(proc)`` from the reader thread when the command ends. False (and not
+        registered) when it has already ended."""
+        with self._cond:
+            if self._done:
+                return False
+            self._listeners.append(listener)
+            return True
+
+    def wait_change_sync(self, version: int, timeout: float) -> int:
+        with self._cond:
+            self._cond.wait_for(lambda: self._version != version or self._done, timeout)
+            return self._version
+
+    async def wait_change(self, version: int, within: float) -> int:
+        """Wait (at most ``within`` s, in short slices so an abandoned wait ends soon) for news."""
+        return await anyio.to_thread.run_sync(
+            self.wait_change_sync, version, max(0.0, min(within, 0.25)), abandon_on_cancel=True
+        )
+
+    async def wait(self, within: float | None = None) -> bool:
+        """Wait until the command ends or ``within`` seconds pass; True when it ended."""
+        deadline = None if within is None else time.monotonic() + within
+        version = -1
+        while not self._done:
+            left = 0.25 if deadline is None else deadline - time.monotonic()
+            if left <= 0:
+                break
+            version = await self.wait_change(version, left)
+        return self._done
+
+    def signal(self, sig: int) -> None:
+        signal_group(self.pgid, sig)
+
+    async def terminate(self, grace: float = KILL_GRACE) -> None:
+        """TERM the whole group, KILL it after ``grace`` s; safe to call under cancellation."""
+        with anyio.CancelScope(shield=True):
+            self.killed = True
+            self.signal(signal.SIGTERM)
+            deadline = time.monotonic() + grace
+            while group_alive(self.pgid):
+                if time.monotonic() >= deadline:
+                    self.signal(signal.SIGKILL)
+                    break
+                await anyio.sleep(0.01)
+            await self.wait(1.0)
+
+    def kill_sync(self, grace: float = KILL_GRACE) -> None:
+        self.killed = True
+        kill_groups_sync([self.pgid], grace)
