@@ -222,9 +222,12 @@ class AnthropicParser:
 
     def _done(self) -> None:
         u = self.usage
-        usage = Usage(input_tokens=u.get("input_tokens", 0), output_tokens=u.get("output_tokens", 0),
-                      cache_read_tokens=u.get("cache_read_input_tokens", 0),
-                      cache_write_tokens=u.get("cache_creation_input_tokens", 0))
+        read = u.get("cache_read_input_tokens", 0)
+        write = u.get("cache_creation_input_tokens", 0)
+        # input_tokens counts the whole prompt, cached parts included, as OpenAI's prompt_tokens does
+        usage = Usage(input_tokens=u.get("input_tokens", 0) + read + write,
+                      output_tokens=u.get("output_tokens", 0), cache_read_tokens=read,
+                      cache_write_tokens=write)
         raw = self.raw_stop
         self.terminal = StreamDone(stop_reason=STOP_REASONS.get(raw or "end_turn", "stop"), usage=usage,
                                    raw_stop_reason=raw)

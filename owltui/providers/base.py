@@ -45,7 +45,7 @@ class HTTPModel:
 
     provider: ClassVar[str] = "http"
     api_key_env: ClassVar[str | None] = None
-    input_includes_cache: ClassVar[bool] = False  # whether Usage.input_tokens counts cached tokens too
+    input_includes_cache: ClassVar[bool] = True  # Usage.input_tokens counts cached tokens too
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str,
                  client: httpx.AsyncClient | None = None, retry: RetryPolicy | None = None,

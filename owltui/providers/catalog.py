@@ -30,9 +30,9 @@ class ModelInfo:
     cache_write: float = 0.0
     known: bool = True
 
-    def cost(self, usage: Usage, *, input_includes_cache: bool = False) -> float:
-        """Dollars for one call. Anthropic's ``input_tokens`` excludes cached tokens, OpenAI's
-        ``prompt_tokens`` includes them (``input_includes_cache``)."""
+    def cost(self, usage: Usage, *, input_includes_cache: bool = True) -> float:
+        """Dollars for one call. OwlTUI's ``input_tokens`` counts the whole prompt, cache reads and
+        writes included (``input_includes_cache``); those are billed at their own prices."""
         fresh = usage.input_tokens
         if input_includes_cache:
             fresh = max(0, fresh - usage.cache_read_tokens - usage.cache_write_tokens)

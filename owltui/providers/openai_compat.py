@@ -279,7 +279,6 @@ class OpenAICompatModel(HTTPModel):
 
     provider = "openai"
     api_key_env = "OPENAI_API_KEY"
-    input_includes_cache = True
 
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str = DEFAULT_BASE_URL,
                  **kwargs: Any) -> None:
