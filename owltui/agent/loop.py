@@ -147,6 +147,10 @@ class RunOutcome:
     rounds: int = 0
 
 
+class _Aborted(Exception):
+    pass
+
+
 class _EndRun(Exception):
     def __init__(self, reason: EndReason, error: str | None = None) -> None:
         self.reason = reason
@@ -197,6 +201,7 @@ class Loop:
         self._tripped: str | None = None
         self._agent = None if config.name == "main" else config.name
         self._done: dict[str, ToolResult] = {}  # results of the running batch not yet recorded
+        self._ended: set[str] = set()  # calls whose tool_end was already emitted
 
     # ---- small helpers -------------------------------------------------------------------
     def _emit(self, ev: Any) -> None:
@@ -216,7 +221,9 @@ class Loop:
         if d.force_tool:
             self._force_next = d.force_tool
         if d.end_with is not None:
-            self._append(AssistantMessage(text=d.end_with, model=self.cfg.model.name))
+            self._emit(MessageStart())
+            self._emit(MessageDelta(text=d.end_with))
+            self._end_message(AssistantMessage(text=d.end_with, model=self.cfg.model.name), keep=True)
             raise _EndRun("done")
         return d
 
@@ -232,8 +239,9 @@ class Loop:
         if call.id not in self._outstanding:
             return result  # already has its result
         self._append(result)
-        self._emit(ToolEnd(call_id=call.id, name=call.name, is_error=result.is_error,
-                           output=result.content, status=result.status))
+        if call.id not in self._ended:
+            self._emit_end(call, result)
+        self._ended.discard(call.id)
         st = self.state
         if result.status == "error":
             st.failures[call.name] = st.failures.get(call.name, 0) + 1
@@ -243,6 +251,10 @@ class Loop:
         elif result.status == "ok":
             st.failures[call.name] = 0
         return result
+
+    def _emit_end(self, call: ToolCall, result: ToolResult) -> None:
+        self._emit(ToolEnd(call_id=call.id, name=call.name, is_error=result.is_error,
+                           output=result.content, status=result.status))
 
     def _close_outstanding(self, content: str, status: ToolStatus) -> None:
         for call in list(self._outstanding.values()):
@@ -270,11 +282,14 @@ class Loop:
                 self._pending.extend(msgs)
         return got
 
+    def _check_abort(self) -> None:
+        if self._aborted():
+            raise _Aborted
+
     async def _park(self, where: str) -> None:
         if self.gate.paused:
             await self.gate.wait_until_resumed(self.cancel, self.cfg.name, where)
-        if self._aborted():
-            raise anyio.get_cancelled_exc_class()()
+        self._check_abort()
 
     # ---- requirement ---------------------------------------------------------------------
     def _resolve_requirement(self) -> None:
@@ -421,7 +436,9 @@ class Loop:
         except Exception as exc:
             out = ToolOutput(f"Tool `{call.name}` crashed: {type(exc).__name__}: {exc}", is_error=True)
         content = self._spill(call.name, out)
-        self._done[call.id] = _result(call, content, "error" if out.is_error else "ok")
+        result = self._done[call.id] = _result(call, content, "error" if out.is_error else "ok")
+        self._ended.add(call.id)
+        self._emit_end(call, result)  # as it finishes; the history still records in call order
 
     def _spill(self, name: str, out: ToolOutput) -> str:
         if out.full_output is None and not is_large(out.content):
@@ -505,11 +522,13 @@ class Loop:
             if scope.cancelled_caught:
                 reason, error = "error", f"The run's time limit of {self.cfg.time_limit:g} s was reached."
                 self._close_outstanding("Cancelled: the run's time limit was reached.", "cancelled")
-        except anyio.get_cancelled_exc_class():
+        except (anyio.get_cancelled_exc_class(), _Aborted) as exc:
             self._close_outstanding("Cancelled: the user aborted the run before this call finished.",
                                     "cancelled")
             self._emit(AgentEnd(reason="aborted"))
-            raise
+            if not isinstance(exc, _Aborted):
+                raise
+            return RunOutcome("aborted", usage=st.usage, rounds=st.total_rounds)
         except Exception as exc:  # a bug below the loop: keep every call answered, end clearly
             reason, error = "error", f"{type(exc).__name__}: {exc}"
             self._close_outstanding(f"Not completed: internal error ({error}).", "cancelled")
@@ -571,6 +590,7 @@ class Loop:
                     results = await self._execute(calls, no_tools)
                     self._note_staleness(results)
                     self._apply(await cfg.hooks.after_tools(st, results))
+                    self._check_abort()
                     has_calls = no_tools is None
                     if has_calls:
                         self._poll("steer", "aside")
@@ -589,6 +609,7 @@ class Loop:
                     return "failure_limit"
             # the agent would stop here: the stop boundary
             self._apply(await cfg.hooks.before_yield(st))
+            self._check_abort()
             if self._poll("steer", "aside", "follow_up") or self._pending:
                 if any(isinstance(m, UserMessage) and m.lane in USER_LANES for m in self._pending):
                     st.round = 0

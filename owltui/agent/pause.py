@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 import anyio
+import anyio.lowlevel
 
 from .cancel import CancelToken
 

@@ -54,11 +54,13 @@ StepSource = Sequence[Step] | Callable[[ModelRequest], Step]
 
 
 class ScriptedModel:
-    def __init__(self, steps: StepSource = (), name: str = "scripted") -> None:
+    def __init__(self, steps: StepSource = (), name: str = "scripted", record: bool = True) -> None:
         self._steps = list(steps) if not callable(steps) else []
         self._fn = steps if callable(steps) else None
         self._name = name
         self.requests: list[ModelRequest] = []
+        self.views: list[list[Any]] = []  # the messages as each call saw them (when ``record``)
+        self._record = record
         self._ids = 0
 
     @property
@@ -74,6 +76,8 @@ class ScriptedModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
+        if self._record:
+            self.views.append(list(request.messages))
         if self._fn is not None:
             step = self._fn(request)
         elif self._steps:
