@@ -255,12 +255,45 @@ class FindParams(Params):
     path: str | None = Field(None, description="Directory to search in (default: the workspace).")
 
 
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as a regex over ``/``-separated relative paths: ``*`` and ``?`` stay within one
+    segment, ``**`` crosses segments; a pattern without ``/`` matches the name at any depth."""
+    pattern = pattern.strip().removeprefix("./")
+    anchored = "/" in pattern.rstrip("/")
+    pattern = pattern.strip("/")
+    out = [] if anchored else ["(?:.*/)?"]
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
+            body = pattern[i + 1 : end]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + "$")
+
+
 def _find(pattern: str, root: Path, workspace: Path, stop: threading.Event) -> tuple[list[str], bool]:
-    spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+    regex = glob_regex(pattern)
+    dirs_only = pattern.strip().endswith("/")
     found: list[str] = []
     for path, is_dir in walk(root, workspace, stop):
-        rel = path.relative_to(root).as_posix() + ("/" if is_dir else "")
-        if spec.match_file(rel):
+        if dirs_only and not is_dir:
+            continue
+        if regex.match(path.relative_to(root).as_posix()):
             if len(found) >= MAX_FIND:
                 return found, True
             found.append(display_path(workspace, path) + ("/" if is_dir else ""))
@@ -270,8 +303,9 @@ def _find(pattern: str, root: Path, workspace: Path, stop: threading.Event) -> t
 class FindTool:
     name = "find"
     description = (
-        "Find files and directories by glob (gitignore-style: '*.py' matches at any depth, 'src/*.py' only "
-        f"directly in src). Respects .gitignore. At most {MAX_FIND} results, sorted; directories end in '/'."
+        "Find files and directories by glob: '*.py' matches at any depth, 'src/*.py' only directly in src, "
+        f"'src/**/*.py' anywhere under src. Respects .gitignore. At most {MAX_FIND} results, sorted; "
+        "directories end in '/'."
     )
     params = FindParams
     read_only = True
