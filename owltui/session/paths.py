@@ -1,0 +1,44 @@
+"""Where OwlTUI keeps its files (XDG): the config file and the sessions directory."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:
+    value = env.get(name, "")
+    if value and os.path.isabs(value):
+        return Path(value)
+    return Path(env.get("HOME") or os.path.expanduser("~")) / fallback
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    return _xdg(os.environ if env is None else env, "XDG_CONFIG_HOME", ".config") / "owltui"
+
+
+def config_file(env: Mapping[str, str] | None = None) -> Path:
+    return config_dir(env) / "config.toml"
+
+
+def data_dir(env: Mapping[str, str] | None = None) -> Path:
+    return _xdg(os.environ if env is None else env, "XDG_DATA_HOME", ".local/share") / "owltui"
+
+
+def sessions_root(env: Mapping[str, str] | None = None) -> Path:
+    return data_dir(env) / "sessions"
+
+
+def workspace_key(workspace: Path) -> str:
+    """A directory name for a workspace: readable path plus a short hash (no collisions)."""
+    text = str(workspace.resolve())
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[-80:] or "root"
+    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+def sessions_dir(workspace: Path, env: Mapping[str, str] | None = None) -> Path:
+    return sessions_root(env) / workspace_key(workspace)

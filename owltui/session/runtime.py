@@ -1,0 +1,294 @@
+"""The runtime every front end drives: one agent with its config, tools, permissions, jobs and session.
+
+``build_runtime(options)`` resolves configuration and provider, opens or creates the session, and
+wires the agent; ``async with runtime`` (or ``start(tg)`` / ``aclose()``) binds the agent to a task
+group and turns job and pause-gate changes into events. Front ends (TUI, plain, print, RPC) use only
+this object and the agent's verbs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from owltui.agent.agent import Agent
+from owltui.agent.events import Emitter, JobFinished, JobStarted, Paused, Resumed
+from owltui.agent.history import History, MemoryHistory
+from owltui.agent.inbox import Inbox
+from owltui.agent.model import Model
+from owltui.agent.pause import GATE, PauseGate
+from owltui.agent.requirement import RequirementSlot
+from owltui.agent.results import ResultStore
+
+from .approvals import ApprovalBroker
+from .config import Config, ConfigError, load_config
+from .redact import Redactor, secrets_from_env
+from .sessions import find_session, latest_session
+from .store import SessionStore
+
+if TYPE_CHECKING:
+    from owltui.tools.jobs import JobEvent, JobManager
+    from owltui.tools.permissions import PermissionPolicy
+
+Warn = Callable[[str], None]
+
+
+def _stderr_warn(text: str) -> None:
+    print(f"owltui: warning: {text}", file=sys.stderr)
+
+
+@dataclass
+class Options:
+    """What the command line chose; ``None`` means "use the config file / environment"."""
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    yes: bool = False
+    max_rounds: int | None = None
+    continue_session: bool = False
+    resume: str | None = None
+    no_session: bool = False
+    workspace: Path = field(default_factory=Path.cwd)
+    interactive: bool = True  # False for print mode: nobody can approve
+    permission_mode: str | None = None
+
+
+class Runtime:
+    """One agent and everything around it. Build with ``build_runtime``."""
+
+    def __init__(self, *, agent: Agent, config: Config, options: Options, model_label: str,
+                 store: SessionStore | None, approvals: ApprovalBroker, jobs: JobManager | None,
+                 permissions: PermissionPolicy | None, env: Mapping[str, str]) -> None:
+        self.agent = agent
+        self.emitter: Emitter = agent.emitter
+        self.inbox: Inbox = agent.inbox
+        self.gate: PauseGate = agent.gate
+        self.requirement: RequirementSlot = agent.requirement
+        self.config = config
+        self.options = options
+        self.model_label = model_label
+        self.store = store
+        self.approvals = approvals
+        self.jobs = jobs
+        self.permissions = permissions
+        self.env = env
+        self.active_jobs: dict[str, str] = {}  # job id -> command, for jobs still running
+        self._tg: TaskGroup | None = None
+        self._own_tg = False
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._changed: list[anyio.Event] = []
+        self._closed = False
+        agent.on_running(lambda _running: self._signal())
+
+    # ---- information ---------------------------------------------------------------------
+    @property
+    def session_id(self) -> str | None:
+        return self.store.id if self.store is not None else None
+
+    @property
+    def workspace(self) -> Path:
+        return self.agent.config.workspace
+
+    def tool_names(self) -> list[str]:
+        return sorted(self.agent.config.all_tools())
+
+    def state(self) -> dict[str, Any]:
+        """The ``get_state`` payload (CONTRACTS section 2), plus requirement and pending approvals."""
+        req = self.requirement.current
+        return {
+            "running": self.agent.running,
+            "paused": self.gate.paused,
+            "queue": self.inbox.snapshot(),
+            "session_id": self.session_id,
+            "model": self.model_label,
+            "requirement": req.tool if req is not None else None,
+            "approvals": [p.call_id for p in self.approvals.pending()],
+            "jobs": sorted(self.active_jobs),
+        }
+
+    # ---- changing things -----------------------------------------------------------------
+    def set_model(self, spec: str) -> None:
+        """Switch model (``provider:name`` or a name for the current provider) from the next call on.
+
+        Raises ProviderConfigError when the provider cannot be used."""
+        from owltui.providers.resolve import split_model
+
+        provider, name = split_model(spec.strip())
+        current = self.model_label.split(":", 1)[0] if ":" in self.model_label else None
+        if provider is None and current is None:
+            provider = "demo" if self.model_label.startswith("demo") else None
+        model, label = resolve_model(self.config, self.env, provider=provider or current, model=name,
+                                     base_url=self.options.base_url if provider in (None, current) else None)
+        self.agent.config.model = model
+        self.model_label = label
+        if self.store is not None:
+            self.store.record_model(label)
+
+    def require(self, tool: str, reason: str = "") -> None:
+        self.requirement.set(tool, reason)
+
+    # ---- life cycle ----------------------------------------------------------------------
+    async def __aenter__(self) -> Runtime:
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._own_tg = True
+        self.start(tg)
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> bool | None:
+        await self.aclose()
+        tg, self._tg = self._tg, None
+        assert tg is not None
+        tg.cancel_scope.cancel()
+        return await tg.__aexit__(exc_type, exc, tb)
+
+    def start(self, tg: TaskGroup) -> None:
+        """Bind to ``tg`` (the caller's, e.g. the TUI's) and start forwarding gate changes."""
+        self._tg = tg
+        self.agent.bind(tg)
+        self._unsubscribe.append(self.gate.subscribe(self._on_gate))
+
+    async def aclose(self) -> None:
+        """Abort the run, kill background jobs, close the session (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            while self.agent.running:
+                self.agent.abort()
+                with anyio.move_on_after(0.05):
+                    await self.agent.wait_idle()
+            if self.jobs is not None:
+                await self.jobs.shutdown()
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+        if self.store is not None:
+            self.store.close()
+
+    async def wait_settled(self) -> None:
+        """Until the agent is idle, no run is about to start, and no job it started is running."""
+        while True:
+            outcome = self.agent.last_outcome
+            wake_due = self.inbox.has() and outcome is not None and outcome.reason == "done" \
+                and self._tg is not None
+            if not self.agent.running and not self.active_jobs and not wake_due:
+                return
+            ev = anyio.Event()
+            self._changed.append(ev)
+            await ev.wait()
+
+    def _signal(self) -> None:
+        waiters, self._changed = self._changed, []
+        for ev in waiters:
+            ev.set()
+
+    def _on_gate(self, paused: bool, seconds: float | None) -> None:
+        if paused:
+            self.emitter.emit(Paused())
+        else:
+            self.emitter.emit(Resumed(paused_ms=round((seconds or 0.0) * 1000)))
+
+    def on_job(self, event: JobEvent) -> None:
+        """Job manager callback: events for front ends; a finished job is an aside (wakes the agent)."""
+        if event.kind == "started":
+            self.active_jobs[event.job_id] = event.command
+            self.emitter.emit(JobStarted(job_id=event.job_id, command=event.command))
+        else:
+            self.emitter.emit(JobFinished(job_id=event.job_id, command=event.command,
+                                          exit_code=event.exit_code))
+            if not self._closed:
+                self.agent.aside(event.aside_text(), source="job")
+            self.active_jobs.pop(event.job_id, None)
+        self._signal()
+
+
+def resolve_model(config: Config, env: Mapping[str, str], *, provider: str | None, model: str | None,
+                  base_url: str | None) -> tuple[Model, str]:
+    """Provider resolution (flags, then config, then keys, then a local server, then the demo)."""
+    from owltui.providers.resolve import make_model, resolve_provider
+
+    resolved = resolve_provider(provider, model, base_url, config.provider, config.model, env,
+                                config_base_url=config.base_url)
+    opts: dict[str, Any] = {} if resolved.provider == "demo" else {"idle_timeout": config.stream_idle_timeout}
+    return make_model(resolved, **opts), resolved.label
+
+
+def _open_store(options: Options, env: Mapping[str, str], label: str, redactor: Redactor,
+                warn: Warn) -> SessionStore | None:
+    from .paths import sessions_dir, sessions_root
+
+    workspace = options.workspace
+    if options.no_session:
+        if options.resume or options.continue_session:
+            raise ConfigError("--no-session cannot be combined with --continue or --resume.")
+        return None
+    if options.resume:
+        path = find_session(sessions_root(env), options.resume)
+        return SessionStore.open(path, redactor, warn)
+    if options.continue_session:
+        path = latest_session(sessions_dir(workspace, env))
+        if path is not None:
+            return SessionStore.open(path, redactor, warn)
+        warn("no earlier session in this directory: starting a new one")
+    return SessionStore.create(sessions_dir(workspace, env), workspace, label, redactor)
+
+
+def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[str, str] | None = None,
+                  warn: Warn | None = None, tools: list[Any] | None = None) -> Runtime:
+    """Everything wired; raises ConfigError / ProviderConfigError / SessionError with one clear sentence.
+
+    ``model`` overrides provider resolution (tests pass a ScriptedModel); ``tools`` the built-in set.
+    """
+    from owltui.features.chat import chat_config
+    from owltui.tools.jobs import JobManager
+    from owltui.tools.permissions import PermissionPolicy
+    from owltui.tools.registry import builtin_tools
+
+    env = dict(os.environ if env is None else env)
+    warn = warn or _stderr_warn
+    overrides: dict[str, Any] = {"max_rounds": options.max_rounds, "permission_mode": options.permission_mode}
+    if options.yes:
+        overrides["permission_mode"] = "yolo"
+    config = load_config(env, overrides)
+    workspace = options.workspace.resolve()
+    options.workspace = workspace
+    if model is None:
+        model, label = resolve_model(config, env, provider=options.provider, model=options.model,
+                                     base_url=options.base_url)
+    else:
+        label = model.name
+    redactor = Redactor(secrets_from_env(env))
+    store = _open_store(options, env, label, redactor, warn)
+    history: History = store if store is not None else MemoryHistory()
+    results = ResultStore(store.path.with_suffix("") / "results") if store is not None else ResultStore()
+
+    emitter = Emitter()
+    approvals = ApprovalBroker(emitter)
+    permissions = PermissionPolicy(workspace, config.permission_mode,
+                                   approvals.ask if options.interactive else None)
+    holder: list[Runtime] = []
+    jobs = JobManager(on_event=lambda ev: holder[0].on_job(ev) if holder else None)
+    loop_config = chat_config(model, tools if tools is not None else builtin_tools(), workspace=workspace,
+                              permission=permissions.check, results=results, services={"jobs": jobs},
+                              max_rounds=config.max_rounds, steering=config.steering)
+    agent = Agent(loop_config, history, inbox=Inbox(), emitter=emitter, gate=GATE,
+                  requirement=RequirementSlot())
+    if store is not None:
+        if store.model != label and store.items():
+            store.record_model(label)
+        store.attach(agent.inbox)
+    runtime = Runtime(agent=agent, config=config, options=options, model_label=label, store=store,
+                      approvals=approvals, jobs=jobs, permissions=permissions, env=env)
+    holder.append(runtime)
+    return runtime
