@@ -101,8 +101,11 @@ class _Call:
 
 
 def _complete_json(parts: list[str]) -> bool:
+    raw = "".join(parts)
+    if not raw.strip():
+        return True  # "" arguments: a tool without parameters, already complete
     try:
-        return isinstance(json.loads("".join(parts)), dict)
+        return isinstance(json.loads(raw), dict)
     except ValueError:
         return False
 
