@@ -138,6 +138,10 @@ class GrepParams(Params):
     ignore_case: bool = Field(False, description="Match case-insensitively.")
 
 
+def _rel(path: Path, root: Path) -> str:
+    return path.name if path == root else path.relative_to(root).as_posix()
+
+
 def _python_grep(
     regex: re.Pattern[str], root: Path, workspace: Path, glob: str | None, stop: threading.Event
 ) -> tuple[list[str], bool]:
@@ -149,8 +153,7 @@ def _python_grep(
     for path, is_dir in files:
         if is_dir or stop.is_set():
             continue
-        rel = path.relative_to(root).as_posix() if path != root else path.name
-        if only is not None and not only.match_file(rel):
+        if only is not None and not only.match_file(_rel(path, root)):
             continue
         try:
             if path.is_symlink() or path.stat().st_size > MAX_GREP_FILE:
@@ -174,9 +177,9 @@ async def _rg_grep(rg: str, args: GrepParams, root: Path, ctx: ToolContext) -> t
     cmd = [rg, "--json", "--hidden", "--no-require-git", "-g", "!.git"]
     if args.ignore_case:
         cmd.append("-i")
-    if args.glob:
-        cmd += ["-g", args.glob]
     cmd += ["-e", args.pattern, "--", str(root)]
+    # rg's -g would override .gitignore for the files it names, so the glob is applied here instead.
+    only = pathspec.GitIgnoreSpec.from_lines([args.glob]) if args.glob else None
     hits: list[str] = []
     more = False
     async with await anyio.open_process(cmd, cwd=ctx.workspace, stdin=None) as proc:
@@ -195,6 +198,8 @@ async def _rg_grep(rg: str, args: GrepParams, root: Path, ctx: ToolContext) -> t
                         break
                     data = item["data"]
                     name = data["path"].get("text") or "?"
+                    if only is not None and not only.match_file(_rel(Path(name), root)):
+                        continue
                     text = data["lines"].get("text", "")
                     hits.append(
                         f"{display_path(ctx.workspace, Path(name))}:{data['line_number']}: {_clip(text)}"
