@@ -1,0 +1,178 @@
+"""The ``owltui`` command: parse flags, pick the mode, turn every failure into one line and an exit code.
+
+Imports stay lazy: ``owltui --version`` loads neither Textual nor httpx, and each mode loads only
+what it needs. Exit codes: 0 done, 1 failed, 2 usage, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from owltui import __version__
+
+if TYPE_CHECKING:
+    from owltui.session.runtime import Options
+
+EPILOG = """\
+modes:
+  owltui [PROMPT]                  interactive TUI
+  owltui --plain [PROMPT]          line-mode REPL
+  owltui -p PROMPT [--output jsonl]  print mode: one run, the answer on stdout
+  owltui --rpc                     JSON commands on stdin, events on stdout (docs/rpc.md)
+  owltui run PLAYBOOK.md           unattended playbook run
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="owltui", description="OwlTUI: a terminal coding agent.",
+                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("prompt", nargs="*", help="the first prompt (print mode: the only one)")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("-p", "--print", dest="print_mode", action="store_true",
+                      help="print mode: one run, the final answer on stdout")
+    mode.add_argument("--rpc", action="store_true", help="RPC mode: JSON lines on stdin and stdout")
+    mode.add_argument("--plain", action="store_true", help="line-mode REPL instead of the full-screen TUI")
+    mode.add_argument("--sessions", action="store_true", help="list this directory's sessions and exit")
+    p.add_argument("--output", choices=("text", "jsonl"), default="text",
+                   help="print mode output: the final text (default) or every event as JSON lines")
+    p.add_argument("--provider", choices=("anthropic", "openai", "demo"), help="model provider")
+    p.add_argument("--model", help="model id; PROVIDER:NAME also selects the provider")
+    p.add_argument("--base-url", help="provider base URL (openai: with /v1; anthropic: without)")
+    p.add_argument("--yes", action="store_true", help="approve every tool call")
+    p.add_argument("--permission-mode", choices=("ask", "edits", "yolo", "read-only"),
+                   help="permission mode (default ask; --yes means yolo)")
+    p.add_argument("--max-rounds", type=_positive, metavar="N", help="round limit per turn (default 40)")
+    p.add_argument("-c", "--continue", dest="continue_session", action="store_true",
+                   help="continue the most recent session of this directory")
+    p.add_argument("--resume", metavar="ID", help="continue session ID")
+    p.add_argument("--no-session", action="store_true", help="write no session file")
+    return p
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def options_from(args: argparse.Namespace, interactive: bool = True) -> Options:
+    from owltui.session.runtime import Options
+
+    return Options(provider=args.provider, model=args.model, base_url=args.base_url, yes=args.yes,
+                   max_rounds=args.max_rounds, continue_session=args.continue_session, resume=args.resume,
+                   no_session=args.no_session, workspace=Path.cwd(), interactive=interactive,
+                   permission_mode=args.permission_mode)
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"owltui: {message}", file=sys.stderr)
+    return code
+
+
+def _load_front_end(module: str, func: str, what: str) -> Any:
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.startswith(exc.name):
+            return None
+        raise
+    fn = getattr(mod, func, None)
+    return fn if callable(fn) else None
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        print(f"owltui {__version__}")
+        return 0
+    words: list[str] = list(args.prompt)
+    if words[:1] == ["run"] and len(words) == 2 and not (args.print_mode or args.rpc or args.plain):
+        run_playbook = _load_front_end("owltui.features.playbook", "run_playbook", "playbooks")
+        if run_playbook is None:
+            return _fail("playbook runs are not available in this build "
+                         "(owltui.features.playbook is missing).")
+        return int(run_playbook(Path(words[1]), options_from(args, interactive=False)))
+    prompt = " ".join(words) if words else None
+    if args.sessions:
+        from owltui.session.paths import sessions_dir
+        from owltui.session.sessions import format_listing, list_sessions
+
+        infos = list_sessions(sessions_dir(Path.cwd()))
+        if not infos:
+            print("No sessions in this directory yet.", file=sys.stderr)
+            return 0
+        print(format_listing(infos))
+        return 0
+    if args.output == "jsonl" and not args.print_mode:
+        parser.error("--output jsonl needs -p (print mode)")
+    if args.print_mode:
+        if prompt is None and not sys.stdin.isatty():
+            prompt = sys.stdin.read().strip() or None
+        if prompt is None:
+            parser.error("-p needs a prompt (as an argument or on stdin)")
+        from owltui.modes.print_mode import run_print
+
+        return run_print(options_from(args, interactive=False), prompt, args.output)
+    if args.rpc:
+        if prompt is not None:
+            parser.error("--rpc takes no prompt: send a prompt command on stdin")
+        from owltui.modes.rpc import run_rpc
+
+        return run_rpc(options_from(args))
+    if args.plain:
+        run_plain = _load_front_end("owltui.ui.plain", "run_plain", "plain mode")
+        if run_plain is None:
+            return _fail("plain mode is not available in this build (owltui.ui.plain is missing).")
+        return int(run_plain(options_from(args), prompt))
+    run_tui = _load_front_end("owltui.ui.app", "run_tui", "the TUI")
+    if run_tui is None:
+        return _fail("the TUI is not available in this build (owltui.ui.app is missing); "
+                     "try -p PROMPT or --plain.")
+    return int(run_tui(options_from(args), prompt))
+
+
+def _known_error(exc: BaseException) -> bool:
+    """Errors whose message is already one clear sentence for the user."""
+    from owltui.session.config import ConfigError
+    from owltui.session.store import SessionError
+
+    if isinstance(exc, ConfigError | SessionError):
+        return True
+    try:
+        from owltui.providers.errors import ProviderError
+    except ImportError:
+        return False
+    return isinstance(exc, ProviderError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: returns the exit code; never lets a traceback reach the user."""
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        print("owltui: interrupted", file=sys.stderr)
+        return 130
+    except SystemExit as exc:  # argparse: usage errors exit 2, --help 0
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:
+        if _known_error(exc):
+            return _fail(str(exc))
+        return _fail(f"internal error: {type(exc).__name__}: {exc} (please report it)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Non-interactive front ends: print mode (``-p``) and RPC mode (``--rpc``)."""
