@@ -51,7 +51,7 @@ async def one_cancel(workspace: Path) -> float:
 
     ctx = ToolContext(workspace=workspace, cancel=CancelToken(), progress=progress)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(BashTool().run, BashParams(command="echo $$; sleep 60 & sleep 60"), ctx)
+        tg.start_soon(BashTool().run, BashParams(command="echo $$; sleep 60 & sleep 60", timeout=None), ctx)
         with anyio.fail_after(10):
             await seen.wait()
             while _members(pids[0]) < 3:  # noqa: ASYNC110 (polling /proc is the only way)

@@ -23,6 +23,7 @@ import anyio.from_thread
 import anyio.lowlevel
 from pydantic import Field
 
+from owltui.agent.events import JobFinished, JobStarted
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 
 from .base import Params
@@ -43,6 +44,12 @@ class JobEvent:
     command: str
     exit_code: int | None = None
     tail: str = ""
+
+    def to_event(self) -> JobStarted | JobFinished:
+        """The CONTRACTS section 3 event (``job_started`` / ``job_finished``)."""
+        if self.kind == "started":
+            return JobStarted(job_id=self.job_id, command=self.command)
+        return JobFinished(job_id=self.job_id, command=self.command, exit_code=self.exit_code)
 
     def aside_text(self) -> str:
         """The aside the host delivers to the agent when the job ends."""

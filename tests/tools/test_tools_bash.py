@@ -118,6 +118,17 @@ async def test_command_outliving_its_cap_becomes_a_job(
     assert (done.kind, done.job_id, done.exit_code) == ("finished", "1", 3)
     assert done.tail == "started\nfinished"
     assert "exit code 3" in done.aside_text() and "finished" in done.aside_text()
+    assert done.to_event().wire() == {
+        "type": "job_finished",
+        "job_id": "1",
+        "command": done.command,
+        "exit_code": 3,
+    }
+    assert events.items[0].to_event().wire() == {
+        "type": "job_started",
+        "job_id": "1",
+        "command": done.command,
+    }
     assert [(j.id, j.running, j.exit_code) for j in jobs.jobs()] == [("1", False, 3)]
 
 
