@@ -27,6 +27,7 @@ from owltui.agent.model import (
 )
 
 from .base import HTTPModel
+from .fast import text_delta, thinking_delta
 from .history import UserTurn, turns
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -144,7 +145,7 @@ class AnthropicParser:
                 if not text:
                     return _NONE
                 self.has_content = True
-                return [TextDelta.model_construct(text=text)]
+                return [text_delta(text)]
             if dtype == "input_json_delta":
                 frag = delta.get("partial_json") or ""
                 block = self.blocks.get(index)
@@ -156,7 +157,7 @@ class AnthropicParser:
                 if not text:
                     return _NONE
                 self.has_content = True
-                return [ThinkingDelta.model_construct(text=text, block=index)]
+                return [thinking_delta(text, index)]
             if dtype == "signature_delta":
                 return [ThinkingDelta.model_construct(signature=delta["signature"], block=index)]
             return _NONE  # citations_delta and future kinds

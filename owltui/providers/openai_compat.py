@@ -19,8 +19,6 @@ from owltui.agent.model import (
     StreamDone,
     StreamError,
     StreamEvent,
-    TextDelta,
-    ThinkingDelta,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
@@ -29,6 +27,7 @@ from owltui.agent.model import (
 )
 
 from .base import HTTPModel
+from .fast import text_delta, thinking_delta
 from .history import UserTurn, turns
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -154,7 +153,7 @@ class OpenAIParser:
                     content = delta.get("content")
                     if content and (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):  # hot path
                         self.has_content = True
-                        return [TextDelta.model_construct(text=content)]
+                        return [text_delta(content)]
                     return self._delta(delta, content)
                 return _NONE
             if "error" in obj:
@@ -180,10 +179,10 @@ class OpenAIParser:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning and isinstance(reasoning, str):
             self.has_content = True
-            out.append(ThinkingDelta.model_construct(text=reasoning, block=0))
+            out.append(thinking_delta(reasoning, 0))
         if content and isinstance(content, str):
             self.has_content = True
-            out.append(TextDelta.model_construct(text=content))
+            out.append(text_delta(content))
         calls = delta.get("tool_calls")
         if calls:
             for tc in calls:

@@ -1,0 +1,33 @@
+"""Cheap construction of the hot stream events (text and thinking deltas) without validation.
+
+The parsers build one event per network event; pydantic's validation (and even ``model_construct``)
+costs more than parsing the JSON. These build the same objects as ``TextDelta(text=...)`` directly.
+"""
+
+from __future__ import annotations
+
+from owltui.agent.model import TextDelta, ThinkingDelta
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def text_delta(text: str) -> TextDelta:
+    """``TextDelta(text=text)`` without validation."""
+    ev = _new(TextDelta)
+    _set(ev, "__dict__", {"type": "text", "text": text})
+    _set(ev, "__pydantic_fields_set__", {"text"})
+    _set(ev, "__pydantic_extra__", None)
+    _set(ev, "__pydantic_private__", None)
+    return ev
+
+
+def thinking_delta(text: str, block: int | None) -> ThinkingDelta:
+    """``ThinkingDelta(text=text, block=block)`` without validation."""
+    ev = _new(ThinkingDelta)
+    _set(ev, "__dict__", {"type": "thinking", "text": text, "signature": None, "redacted": False,
+                          "block": block})
+    _set(ev, "__pydantic_fields_set__", {"text", "block"})
+    _set(ev, "__pydantic_extra__", None)
+    _set(ev, "__pydantic_private__", None)
+    return ev
