@@ -175,6 +175,9 @@ class HTTPModel:
             except httpx.HTTPError as exc:  # InvalidURL and friends: not worth a retry
                 yield StreamError(message=f"{p}: request failed ({_describe(exc)})")
                 return
+            except Exception as exc:  # a bug or a surprise: one line for the user, never a traceback
+                yield StreamError(message=f"{p}: unexpected error while streaming ({_describe(exc)})")
+                return
             if attempt >= self.retry.max_attempts:
                 yield StreamError(message=f"{failure} (gave up after {attempt} attempts)")
                 return

@@ -67,7 +67,7 @@ def split_model(model: str | None) -> tuple[ProviderName | None, str | None]:
     if model and ":" in model:
         prefix, rest = model.split(":", 1)
         if prefix in PROVIDERS:
-            return prefix, rest or None  # type: ignore[return-value]
+            return prefix, rest or None
     return None, model or None
 
 
@@ -77,7 +77,7 @@ def _check(provider: str | None, what: str) -> ProviderName | None:
     if provider not in PROVIDERS:
         raise ProviderConfigError(f"Unknown provider {provider!r} from {what}: "
                                   "use one of anthropic, openai, demo.")
-    return provider  # type: ignore[return-value]
+    return provider
 
 
 def _is_local(url: str) -> bool:

@@ -32,6 +32,6 @@ class RetryPolicy:
         asked = header_retry_delay(headers) if headers is not None else None
         if asked is not None:
             return min(asked, self.max_server_delay) * self.scale
-        backoff = min(self.cap, self.base * (2 ** (retry - 1)))
+        backoff: float = min(self.cap, self.base * 2.0 ** (retry - 1))
         backoff *= 1.0 - self.jitter * self.rng.random()
         return backoff * self.scale

@@ -38,10 +38,12 @@ def split(body: bytes, chunking: Chunking, seed: int = 7) -> list[bytes]:
         return out
     if isinstance(chunking, int):
         return [body[i:i + chunking] for i in range(0, len(body), chunking)]
+    if isinstance(chunking, str):
+        raise ValueError(f"unknown chunking {chunking!r}")
     out, i = [], 0
-    for n in chunking:
-        out.append(body[i:i + n])
-        i += n
+    for size in chunking:
+        out.append(body[i:i + size])
+        i += size
     if i < len(body):
         out.append(body[i:])
     return out
