@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -156,13 +157,25 @@ class RpcServer:
         return None
 
 
-def _reader(stream: BinaryIO, send: Callable[[str | None], None]) -> None:
-    """Daemon thread: every stdin line to the event loop; ``None`` at end of input."""
+def _reader(fd: int, send: Callable[[str | None], None]) -> None:
+    """Daemon thread: every stdin line to the event loop; ``None`` at end of input.
+
+    Reads the raw descriptor (not ``sys.stdin``): a daemon thread blocked inside a buffered reader
+    would abort the interpreter at exit."""
+    buf = b""
     try:
-        for raw in iter(stream.readline, b""):
-            send(raw.decode("utf-8", "replace"))
-    except (OSError, ValueError):
+        while True:
+            data = os.read(fd, 65536)
+            if not data:
+                break
+            buf += data
+            *lines, buf = buf.split(b"\n")
+            for raw in lines:
+                send(raw.decode("utf-8", "replace"))
+    except OSError:
         pass
+    if buf.strip():
+        send(buf.decode("utf-8", "replace"))
     send(None)
 
 
@@ -177,7 +190,7 @@ async def serve(runtime: Runtime, lines: ObjectReceiveStream[str | None], out: J
 
 
 async def rpc_main(options: Options, *, model: Model | None = None, env: Mapping[str, str] | None = None,
-                   stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+                   stdin_fd: int | None = None, stdout: BinaryIO | None = None) -> int:
     runtime = build_runtime(options, model=model, env=env)
     out = JsonLines(stdout if stdout is not None else sys.stdout.buffer)
     send, receive = anyio.create_memory_object_stream[str | None](math.inf)
@@ -189,8 +202,8 @@ async def rpc_main(options: Options, *, model: Model | None = None, env: Mapping
         except (RuntimeError, anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass  # the loop is gone (we are exiting)
 
-    thread = threading.Thread(target=_reader, args=(stdin or sys.stdin.buffer, push), daemon=True,
-                              name="owltui-rpc-stdin")
+    fd = sys.stdin.fileno() if stdin_fd is None else stdin_fd
+    thread = threading.Thread(target=_reader, args=(fd, push), daemon=True, name="owltui-rpc-stdin")
     async with runtime:
         thread.start()
         with receive:

@@ -56,6 +56,7 @@ class Proc:
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
+        self.backlog: list[dict[str, Any]] = []
         self.raw: list[bytes] = []
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -73,14 +74,21 @@ class Proc:
         self.p.stdin.flush()
 
     def expect(self, timeout: float = 30, **match: Any) -> dict[str, Any]:
-        """Read lines until one has all of ``match``'s fields; returns it."""
+        """The first line, read earlier but not yet matched or new, having all of ``match``'s fields."""
+        for i, msg in enumerate(self.backlog):
+            if all(msg.get(k) == v for k, v in match.items()):
+                return self.backlog.pop(i)
         while True:
-            msg = self.lines.get(timeout=timeout)
+            try:
+                msg = self.lines.get(timeout=timeout)
+            except queue.Empty:
+                raise AssertionError(f"timed out waiting for {match}; last seen {self.seen[-6:]}") from None
             if msg is None:
                 raise AssertionError(f"stdout ended while waiting for {match}; seen {self.seen[-5:]}")
             self.seen.append(msg)
             if all(msg.get(k) == v for k, v in match.items()):
                 return msg
+            self.backlog.append(msg)
 
     def call(self, cmd: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
         self.send(cmd)
