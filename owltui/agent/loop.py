@@ -30,6 +30,7 @@ from .events import (
     AgentStart,
     Emitter,
     EndReason,
+    Event,
     InputEvent,
     MessageDelta,
     MessageEnd,
@@ -45,7 +46,7 @@ from .events import (
 )
 from .history import History
 from .hooks import Directive, Expansion, Hooks, Permission, Refusal
-from .inbox import Inbox
+from .inbox import LANES, Inbox
 from .messages import AssistantMessage, Item, ToolCall, ToolResult, ToolStatus, Usage, UserMessage
 from .model import (
     ForceTool,
@@ -204,10 +205,9 @@ class Loop:
         self._ended: set[str] = set()  # calls whose tool_end was already emitted
 
     # ---- small helpers -------------------------------------------------------------------
-    def _emit(self, ev: Any) -> None:
-        if self._agent is not None:
-            ev.agent = self._agent
-        self.emitter.emit(ev)
+    def _emit(self, cls: type[Event], **fields: Any) -> None:
+        """Build (without re-validating: the loop's own values) and emit one event."""
+        self.emitter.emit(cls.model_construct(agent=self._agent, **fields))
 
     def _aborted(self) -> bool:
         return self.cancel.cancelled
@@ -221,8 +221,8 @@ class Loop:
         if d.force_tool:
             self._force_next = d.force_tool
         if d.end_with is not None:
-            self._emit(MessageStart())
-            self._emit(MessageDelta(text=d.end_with))
+            self._emit(MessageStart)
+            self._emit(MessageDelta, text=d.end_with)
             self._end_message(AssistantMessage(text=d.end_with, model=self.cfg.model.name), keep=True)
             raise _EndRun("done")
         return d
@@ -253,8 +253,8 @@ class Loop:
         return result
 
     def _emit_end(self, call: ToolCall, result: ToolResult) -> None:
-        self._emit(ToolEnd(call_id=call.id, name=call.name, is_error=result.is_error,
-                           output=result.content, status=result.status))
+        self._emit(ToolEnd, call_id=call.id, name=call.name, is_error=result.is_error,
+                           output=result.content, status=result.status)
 
     def _close_outstanding(self, content: str, status: ToolStatus) -> None:
         for call in list(self._outstanding.values()):
@@ -265,10 +265,20 @@ class Loop:
         for item in self._pending:
             self._append(item)
             if isinstance(item, UserMessage):
-                self._emit(InputEvent(lane=item.lane, text=item.text))
+                self._emit(InputEvent, lane=item.lane, text=item.text)
                 if item.lane in USER_LANES and item.source == "user":
                     st.round = 1  # the user spoke: the round limit counts again from here
         self._pending.clear()
+
+    def _rescue_pending(self) -> None:
+        """On abort: the user's own prompt is kept in the history; queued input taken from the
+        inbox but not yet delivered goes back to the inbox, so nothing is stranded."""
+        back = [m for m in self._pending if isinstance(m, UserMessage) and m.lane in LANES]
+        keep = [m for m in self._pending if isinstance(m, UserMessage) and m.lane == "user"]
+        self._pending = keep
+        self._deliver_pending()
+        if back:
+            self.inbox.requeue(back)
 
     def _poll(self, *lanes: Literal["steer", "follow_up", "aside"]) -> bool:
         """Move queued input to pending. Skipped entirely when the run was aborted."""
@@ -301,7 +311,7 @@ class Loop:
         if req is not None and req.id not in self.slot.reminded:
             self.slot.reminded.add(req.id)
             self._pending.append(UserMessage(text=req.reminder(), lane="reminder", source="system"))
-            self._emit(RequirementEvent(tool=req.tool, escalation=0))
+            self._emit(RequirementEvent, tool=req.tool, escalation=0)
 
     def _enforce_requirement(self, calls: list[ToolCall]) -> tuple[list[ToolCall], bool]:
         """Returns (calls to execute, go round again). Skips every call when the model did not comply."""
@@ -323,7 +333,7 @@ class Loop:
             raise _EndRun("error", f"The model did not call the required tool `{req.tool}` after "
                                    f"{MAX_ESCALATIONS} forced turns.")
         st.escalations += 1
-        self._emit(RequirementEvent(tool=req.tool, escalation=st.escalations))
+        self._emit(RequirementEvent, tool=req.tool, escalation=st.escalations)
         self._force_next = req.tool
         if not calls:
             self._pending.append(UserMessage(text=f"You must call the `{req.tool}` tool now.",
@@ -346,22 +356,22 @@ class Loop:
                            tools=cfg.specs() if self.tools else (), tool_choice=choice,
                            max_output_tokens=cfg.max_output_tokens)
         asm = MessageAssembler(cfg.model.name)
-        self._emit(MessageStart())
+        self._emit(MessageStart)
         error: str | None = None
         try:
             async for ev in cfg.model.stream(req):
                 if isinstance(ev, TextDelta):
                     asm.feed(ev)
-                    self._emit(MessageDelta(text=ev.text))
+                    self._emit(MessageDelta, text=ev.text)
                 elif isinstance(ev, ThinkingDelta):
                     asm.feed(ev)
                     if ev.text:
-                        self._emit(MessageDelta(thinking=ev.text))
+                        self._emit(MessageDelta, thinking=ev.text)
                 elif isinstance(ev, StreamError):
                     error = ev.message
                     break
                 elif isinstance(ev, RetryNotice):
-                    self._emit(Retry(attempt=ev.attempt, delay_s=ev.delay_s, reason=ev.reason))
+                    self._emit(Retry, attempt=ev.attempt, delay_s=ev.delay_s, reason=ev.reason)
                 else:
                     asm.feed(ev)
         except anyio.get_cancelled_exc_class():
@@ -381,10 +391,10 @@ class Loop:
             self._append(msg)
             self.state.last_message = msg
             self.state.usage = self.state.usage + msg.usage
-        self._emit(MessageEnd(text=msg.text, thinking=msg.thinking_text, stop_reason=msg.stop_reason,
+        self._emit(MessageEnd, text=msg.text, thinking=msg.thinking_text, stop_reason=msg.stop_reason,
                               usage=msg.usage, error=msg.error,
                               tool_calls=[WireToolCall(id=c.id, name=c.name, arguments=c.arguments)
-                                          for c in msg.tool_calls]))
+                                          for c in msg.tool_calls])
 
     # ---- tools ---------------------------------------------------------------------------
     async def _precheck(self, call: ToolCall, no_tools: str | None) -> tuple[Tool, BaseModel] | ToolResult:
@@ -408,8 +418,9 @@ class Loop:
             args = tool.params.model_validate(real.arguments)
         except ValidationError as exc:
             return _result(call, _validation_message(real, tool, exc), "error")
-        key = st.call_key(real)
-        st.seen_calls[key] = st.seen_calls.get(key, 0) + 1
+        if cfg.refusals:
+            key = st.call_key(real)
+            st.seen_calls[key] = st.seen_calls.get(key, 0) + 1
         for check in cfg.refusals:
             why = await check(st, real)
             if why:
@@ -422,9 +433,9 @@ class Loop:
 
     async def _run_tool(self, call: ToolCall, tool: Tool, args: BaseModel) -> None:
         def progress(text: str) -> None:
-            self._emit(ToolUpdate(call_id=call.id, name=call.name, text=text))
+            self._emit(ToolUpdate, call_id=call.id, name=call.name, text=text)
 
-        self._emit(ToolStart(call_id=call.id, name=call.name, arguments=call.arguments))
+        self._emit(ToolStart, call_id=call.id, name=call.name, arguments=call.arguments)
         ctx = ToolContext(workspace=self.cfg.workspace, cancel=self.cancel, call_id=call.id,
                           progress=progress, services=self.cfg.services)
         try:
@@ -509,7 +520,7 @@ class Loop:
             return RunOutcome("done")
         if self.cfg.time_limit is not None:
             self.cancel.deadline = time.monotonic() + self.cfg.time_limit
-        self._emit(AgentStart(run_id=st.run_id))
+        self._emit(AgentStart, run_id=st.run_id)
         reason: EndReason = "done"
         error: str | None = None
         try:
@@ -525,7 +536,8 @@ class Loop:
         except (anyio.get_cancelled_exc_class(), _Aborted) as exc:
             self._close_outstanding("Cancelled: the user aborted the run before this call finished.",
                                     "cancelled")
-            self._emit(AgentEnd(reason="aborted"))
+            self._rescue_pending()
+            self._emit(AgentEnd, reason="aborted")
             if not isinstance(exc, _Aborted):
                 raise
             return RunOutcome("aborted", usage=st.usage, rounds=st.total_rounds)
@@ -533,7 +545,7 @@ class Loop:
             reason, error = "error", f"{type(exc).__name__}: {exc}"
             self._close_outstanding(f"Not completed: internal error ({error}).", "cancelled")
         self._close_outstanding("Not executed: the run ended.", "skipped")
-        self._emit(AgentEnd(reason=reason, error=error))
+        self._emit(AgentEnd, reason=reason, error=error)
         last = st.last_message
         return RunOutcome(reason, text=last.text if last else "", error=error, usage=st.usage,
                           rounds=st.total_rounds)
@@ -548,7 +560,7 @@ class Loop:
                 has_calls = False
                 st.round += 1
                 st.total_rounds += 1
-                self._emit(TurnStart(round=st.total_rounds))
+                self._emit(TurnStart, round=st.total_rounds)
                 await self._park("model")
                 self._apply(await cfg.hooks.round_start(st))
                 self._deliver_pending()
@@ -599,7 +611,7 @@ class Loop:
                         text=f"The `{self._tripped}` tool failed {cfg.failure_limit} times in a row. Tools "
                              "are off for your next answer: tell the user what you tried, why it failed, "
                              "and what they could do.", lane="notice", source="system"))
-                self._emit(TurnEnd(round=st.total_rounds))
+                self._emit(TurnEnd, round=st.total_rounds)
                 if wrapup:
                     await self._turn_end()
                     return "round_limit"

@@ -215,3 +215,18 @@ async def test_requirement_reminder_once_per_id_and_counter_resets_on_new_id() -
     model._fn = lambda r: Step(calls=[Call("echo", {"text": "z"})]) if len(model.requests) == 4 else Step(text="ok")
     await agent.run("again")
     assert req_events(events) == []
+
+
+async def test_abort_while_parked_keeps_prompt_and_requeues_taken_steering() -> None:
+    gate = PauseGate()
+    gate.pause()
+    agent, model, _ = make_agent([Step(text="hi")], gate=gate)
+    agent.steer("taken at run start")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(agent.run, "the prompt")
+        await anyio.wait_all_tasks_blocked()
+        agent.abort()
+    gate.resume()
+    assert model.calls == 0
+    assert [(i.lane, i.text) for i in agent.history.items()] == [("user", "the prompt")]
+    assert agent.inbox.texts("steer") == ["taken at run start"]
