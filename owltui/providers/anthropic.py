@@ -27,7 +27,7 @@ from owltui.agent.model import (
 )
 
 from .base import HTTPModel
-from .fast import text_delta, thinking_delta
+from .fast import loads, text_delta, thinking_delta
 from .history import UserTurn, turns
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -124,7 +124,7 @@ class AnthropicParser:
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         try:
-            obj = json.loads(data)
+            obj = loads(data)
         except ValueError:
             return self._bad(event, data, "not JSON")
         if not isinstance(obj, dict):

@@ -6,7 +6,26 @@ costs more than parsing the JSON. These build the same objects as ``TextDelta(te
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from owltui.agent.model import TextDelta, ThinkingDelta
+
+_scan = json.JSONDecoder().scan_once  # the C scanner: no wrapper layers, no whitespace regexes
+
+
+def loads(data: str) -> Any:
+    """``json.loads`` for one SSE data payload, faster on the usual compact object.
+
+    Raises ``ValueError`` like ``json.loads`` (trailing garbage included).
+    """
+    try:
+        value, end = _scan(data, 0)
+    except StopIteration:
+        return json.loads(data)  # leading whitespace, or not JSON: let json say why
+    if end != len(data) and data[end:].strip():
+        raise ValueError(f"extra data after the JSON value at char {end}")
+    return value
 
 _new = object.__new__
 _set = object.__setattr__

@@ -27,7 +27,7 @@ from owltui.agent.model import (
 )
 
 from .base import HTTPModel
-from .fast import text_delta, thinking_delta
+from .fast import loads, text_delta, thinking_delta
 from .history import UserTurn, turns
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -133,7 +133,7 @@ class OpenAIParser:
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         try:
-            obj = json.loads(data)
+            obj = loads(data)
         except ValueError:
             if data.strip() == "[DONE]":
                 return self._finish()
