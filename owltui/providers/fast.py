@@ -7,11 +7,13 @@ costs more than parsing the JSON. These build the same objects as ``TextDelta(te
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from owltui.agent.model import TextDelta, ThinkingDelta
 
-_scan = json.JSONDecoder().scan_once  # the C scanner: no wrapper layers, no whitespace regexes
+# the C scanner behind json.loads: no wrapper layers, no whitespace regexes
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def loads(data: str) -> Any:
