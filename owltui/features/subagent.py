@@ -1,0 +1,93 @@
+"""Subagents: the ``task`` tool runs a researcher on the same loop with read-only tools.
+
+A researcher differs from chat only in its prompt, its tools (the read-only ones), its hooks
+(stop repeating searches) and its history (an in-memory list). It shares the process-wide pause
+gate, so /pause freezes it too, and the parent's cancellation reaches it because it runs inside
+the parent's tool call. Read-only, so several tasks in one batch run concurrently.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from owltui.agent.agent import Agent
+from owltui.agent.events import Event, ToolStart
+from owltui.agent.hooks import Directive, Hooks
+from owltui.agent.loop import LoopConfig, RunState
+from owltui.agent.messages import ToolResult, UserMessage
+from owltui.agent.model import Model
+from owltui.agent.pause import GATE, PauseGate
+from owltui.agent.tool import Tool, ToolContext, ToolOutput
+
+RESEARCHER_PROMPT = """\
+You are a research subagent of OwlTUI working in the repository at {workspace}. You cannot see the
+conversation that started you: everything you know is the task below. Use your read-only tools to
+find the answer, then reply with a concise, self-contained report (file paths with line numbers,
+the facts found, what remains uncertain). Do not ask questions; do not repeat the same search.
+"""
+
+STALE_ROUNDS = 2
+_ids = itertools.count(1)
+
+
+class TaskParams(BaseModel):
+    prompt: str = Field(description="The complete task for the subagent. It cannot see this conversation, "
+                                    "so include every detail it needs.")
+    description: str = Field("", description="A 3-5 word label shown to the user.")
+
+
+def researcher_hooks() -> Hooks:
+    """Researchers stop when consecutive rounds only return results already seen."""
+
+    async def after_tools(state: RunState, results: list[ToolResult]) -> Directive | None:
+        if state.stale_rounds >= STALE_ROUNDS:
+            return Directive(tools_off=True, append=[UserMessage(
+                text="Your last searches only returned results you had already seen. Stop searching and "
+                     "write your report now.", lane="notice", source="system")])
+        return None
+
+    return Hooks(after_tools=after_tools)
+
+
+class TaskTool:
+    name: ClassVar[str] = "task"
+    description: ClassVar[str] = (
+        "Start a subagent that researches a question with read-only tools (read, grep, find, ls) and "
+        "returns a report. Use it for broad searches whose intermediate results you do not need; "
+        "several task calls in one response run at the same time. It waits for the report."
+    )
+    params: ClassVar[type[BaseModel]] = TaskParams
+    read_only: ClassVar[bool] = True
+
+    def __init__(self, model: Callable[[], Model], tools: Sequence[Tool], workspace: Path, *,
+                 gate: PauseGate = GATE, max_rounds: int = 20) -> None:
+        self._model = model
+        self._tools = [t for t in tools if t.read_only and t.name != "task"]
+        self._workspace = workspace
+        self._gate = gate
+        self._max_rounds = max_rounds
+
+    async def run(self, args: TaskParams, ctx: ToolContext) -> ToolOutput:
+        name = f"task-{next(_ids)}"
+        prompt = RESEARCHER_PROMPT.format(workspace=self._workspace)
+        config = LoopConfig(model=self._model(), system_prompt=prompt, tools=self._tools,
+                            hooks=researcher_hooks(), max_rounds=self._max_rounds,
+                            workspace=self._workspace, services=ctx.services, name=name)
+        child = Agent(config, gate=self._gate)
+
+        def progress(ev: Event) -> None:
+            if isinstance(ev, ToolStart):
+                summary = ", ".join(f"{k}={str(v)[:60]}" for k, v in ev.arguments.items())
+                ctx.progress(f"[{name}] {ev.name} {summary}\n")
+
+        child.emitter.subscribe(progress)
+        outcome = await child.run(args.prompt)
+        if outcome.reason in ("done", "round_limit", "failure_limit") and outcome.text.strip():
+            return ToolOutput(outcome.text, details={"rounds": outcome.rounds, "reason": outcome.reason})
+        return ToolOutput(f"The subagent ended without a report ({outcome.reason}"
+                          f"{': ' + outcome.error if outcome.error else ''}).", is_error=True)
