@@ -82,6 +82,7 @@ class BashTool:
                 return _finished(proc)
             if ctx.cancel.cancelled:
                 await proc.terminate()
+                proc.discard_output()
                 return ToolOutput(
                     f"Cancelled ({ctx.cancel.reason}); the command's processes were killed.\n"
                     + proc.sink.tail(40, 8000),
@@ -103,6 +104,11 @@ class BashTool:
             result = job_result(job, header)
             result.details["background"] = True
             return result
+        except BaseException:
+            if not handed_off:
+                await proc.terminate()
+                proc.discard_output()
+            raise
         finally:
             if not handed_off and not proc.done:
                 await proc.terminate()

@@ -316,6 +316,12 @@ class Proc:
                 await anyio.sleep(0.01)
             await self.wait(1.0)
 
+    def discard_output(self) -> None:
+        """Delete the spill file (a cancelled command's output goes nowhere)."""
+        if self.sink.path is not None:
+            with contextlib.suppress(OSError):
+                self.sink.path.unlink()
+
     def kill_sync(self, grace: float = KILL_GRACE) -> None:
         self.killed = True
         kill_groups_sync([self.pgid], grace)

@@ -174,7 +174,7 @@ def _python_grep(
 
 
 async def _rg_grep(rg: str, args: GrepParams, root: Path, ctx: ToolContext) -> tuple[list[str], bool]:
-    cmd = [rg, "--json", "--hidden", "--no-require-git", "-g", "!.git"]
+    cmd = [rg, "--json", "--sort", "path", "--hidden", "--no-require-git", "-g", "!.git"]
     if args.ignore_case:
         cmd.append("-i")
     cmd += ["-e", args.pattern, "--", str(root)]
@@ -206,9 +206,11 @@ async def _rg_grep(rg: str, args: GrepParams, root: Path, ctx: ToolContext) -> t
                     )
                 if more:
                     break
-        finally:
-            if proc.returncode is None:
-                proc.kill()
+        except BaseException:
+            proc.kill()
+            raise
+        if more:
+            proc.kill()
         errors = b""
         if not more:
             async for chunk in proc.stderr:

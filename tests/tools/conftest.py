@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -34,6 +35,7 @@ class Events:
         self.finished = anyio.Event()
 
     def __call__(self, event: JobEvent) -> None:
+        assert threading.current_thread() is threading.main_thread(), "events come in the loop thread"
         self.items.append(event)
         if event.kind == "finished":
             self.finished.set()
