@@ -248,9 +248,11 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
                   warn: Warn | None = None, tools: list[Any] | None = None) -> Runtime:
     """Everything wired; raises ConfigError / ProviderConfigError / SessionError with one clear sentence.
 
-    ``model`` overrides provider resolution (tests pass a ScriptedModel); ``tools`` the built-in set.
+    ``model`` overrides provider resolution (tests pass a ScriptedModel); ``tools`` the built-in set
+    (the tools of section 5 of the contract, ``task`` included).
     """
     from owltui.features.chat import chat_config
+    from owltui.features.subagent import TaskTool
     from owltui.tools.jobs import JobManager
     from owltui.tools.permissions import PermissionPolicy
     from owltui.tools.registry import builtin_tools
@@ -279,7 +281,10 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
                                    approvals.ask if options.interactive else None)
     holder: list[Runtime] = []
     jobs = JobManager(on_event=lambda ev: holder[0].on_job(ev) if holder else None)
-    loop_config = chat_config(model, tools if tools is not None else builtin_tools(), workspace=workspace,
+    if tools is None:
+        base = builtin_tools()
+        tools = [*base, TaskTool(lambda: holder[0].agent.config.model, base, workspace)]
+    loop_config = chat_config(model, tools, workspace=workspace,
                               permission=permissions.check, results=results, services={"jobs": jobs},
                               max_rounds=config.max_rounds, steering=config.steering)
     agent = Agent(loop_config, history, inbox=Inbox(), emitter=emitter, gate=GATE,
