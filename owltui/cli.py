@@ -78,7 +78,7 @@ def _fail(message: str, code: int = 1) -> int:
     return code
 
 
-def _load_front_end(module: str, func: str, what: str) -> Any:
+def _load_front_end(module: str, func: str) -> Any:
     import importlib
 
     try:
@@ -99,10 +99,10 @@ def _run(argv: Sequence[str] | None) -> int:
         return 0
     words: list[str] = list(args.prompt)
     if words[:1] == ["run"] and len(words) == 2 and not (args.print_mode or args.rpc or args.plain):
-        run_playbook = _load_front_end("owltui.features.playbook", "run_playbook", "playbooks")
+        run_playbook = _load_front_end("owltui.features.playbook", "run_playbook")
         if run_playbook is None:
             return _fail("playbook runs are not available in this build "
-                         "(owltui.features.playbook is missing).")
+                         "(owltui.features.playbook.run_playbook is missing).")
         return int(run_playbook(Path(words[1]), options_from(args, interactive=False)))
     prompt = " ".join(words) if words else None
     if args.sessions:
@@ -132,11 +132,11 @@ def _run(argv: Sequence[str] | None) -> int:
 
         return run_rpc(options_from(args))
     if args.plain:
-        run_plain = _load_front_end("owltui.ui.plain", "run_plain", "plain mode")
+        run_plain = _load_front_end("owltui.ui.plain", "run_plain")
         if run_plain is None:
             return _fail("plain mode is not available in this build (owltui.ui.plain is missing).")
         return int(run_plain(options_from(args), prompt))
-    run_tui = _load_front_end("owltui.ui.app", "run_tui", "the TUI")
+    run_tui = _load_front_end("owltui.ui.app", "run_tui")
     if run_tui is None:
         return _fail("the TUI is not available in this build (owltui.ui.app is missing); "
                      "try -p PROMPT or --plain.")
@@ -149,6 +149,9 @@ def _known_error(exc: BaseException) -> bool:
     from owltui.session.store import SessionError
 
     if isinstance(exc, ConfigError | SessionError):
+        return True
+    playbook_error = getattr(sys.modules.get("owltui.features.playbook"), "PlaybookError", None)
+    if isinstance(playbook_error, type) and isinstance(exc, playbook_error):
         return True
     try:
         from owltui.providers.errors import ProviderError
