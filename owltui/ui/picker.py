@@ -1,0 +1,53 @@
+"""A small modal list picker (tools for /require, themes for /theme). Esc cancels."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+from textual.widgets.option_list import Option
+
+
+class PickerScreen(ModalScreen[str | None]):
+    DEFAULT_CSS = """
+    PickerScreen { align: center middle; }
+    PickerScreen > Vertical {
+        width: 60;
+        height: auto;
+        max-height: 80%;
+        border: round $primary;
+        background: $surface;
+        padding: 0 1;
+    }
+    PickerScreen Label { padding: 0 0 1 0; text-style: bold; }
+    PickerScreen OptionList { height: auto; max-height: 20; border: none; }
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, options: list[tuple[str, str]], highlight: str | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.options = options
+        self.highlight = highlight
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.title_text)
+            yield OptionList(*[Option(label, id=value) for value, label in self.options])
+
+    def on_mount(self) -> None:
+        ol = self.query_one(OptionList)
+        ol.focus()
+        if self.highlight is not None:
+            for i, (value, _label) in enumerate(self.options):
+                if value == self.highlight:
+                    ol.highlighted = i
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
