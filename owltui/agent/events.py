@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel
 
@@ -25,6 +25,26 @@ class Event(BaseModel):
 
     def wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
+
+    @classmethod
+    def fast(cls, **fields: Any) -> Self:
+        """Build from values the loop already holds typed, skipping validation (the hot path:
+        pydantic's own ``model_construct`` costs more than validating)."""
+        defaults = _DEFAULTS.get(cls)
+        if defaults is None:
+            defaults = _DEFAULTS[cls] = {name: f.get_default(call_default_factory=True)
+                                         for name, f in cls.model_fields.items() if not f.is_required()}
+        obj = cls.__new__(cls)
+        values = defaults.copy()
+        values.update(fields)
+        object.__setattr__(obj, "__dict__", values)
+        object.__setattr__(obj, "__pydantic_fields_set__", set(fields))
+        object.__setattr__(obj, "__pydantic_extra__", None)
+        object.__setattr__(obj, "__pydantic_private__", None)
+        return obj
+
+
+_DEFAULTS: dict[type[Event], dict[str, Any]] = {}
 
 
 class AgentStart(Event):

@@ -207,7 +207,7 @@ class Loop:
     # ---- small helpers -------------------------------------------------------------------
     def _emit(self, cls: type[Event], **fields: Any) -> None:
         """Build (without re-validating: the loop's own values) and emit one event."""
-        self.emitter.emit(cls.model_construct(agent=self._agent, **fields))
+        self.emitter.emit(cls.fast(agent=self._agent, **fields))
 
     def _aborted(self) -> bool:
         return self.cancel.cancelled
