@@ -94,6 +94,12 @@ class LoopConfig:
         self._specs: list[ToolSpec] | None = None
         self._by_name: dict[str, Tool] | None = None
 
+    def set_tools(self, tools: Sequence[Tool]) -> None:
+        """Change the tool list (between runs only: within a session every round sends one list)."""
+        self.tools = tools
+        self._by_name = None
+        self._specs = None
+
     def all_tools(self) -> dict[str, Tool]:
         """The feature's tools plus ``read_result`` (any run carrying a tool can reread results)."""
         if self._by_name is None:
