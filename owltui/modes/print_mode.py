@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 import anyio
 
 from owltui.agent.events import AgentEnd, Event, JobFinished, JobStarted, MessageEnd, Retry, ToolStart
 from owltui.agent.model import Model
-from owltui.session.runtime import Options, build_runtime
+from owltui.session.runtime import Options, Runtime, build_runtime
 from owltui.tools.sanitize import sanitize
 
 from .output import JsonLines
@@ -62,12 +62,15 @@ class _Progress:
 
 async def print_run(options: Options, prompt: str, output: str = "text", *, model: Model | None = None,
                     env: Mapping[str, str] | None = None, out: Any = None, err: TextIO | None = None,
-                    handle_signals: bool = True) -> int:
-    """The whole of print mode; returns the exit code."""
+                    handle_signals: bool = True, prepare: Callable[[Runtime], None] | None = None) -> int:
+    """The whole of print mode; returns the exit code. ``prepare`` adjusts the runtime before the
+    run (``owltui run`` adds the playbook's prompt, hooks and tool)."""
     options.interactive = False
     out = out if out is not None else sys.stdout.buffer
     err = err if err is not None else sys.stderr
     runtime = build_runtime(options, model=model, env=env)
+    if prepare is not None:
+        prepare(runtime)
     jsonl = JsonLines(out) if output == "jsonl" else None
     progress = _Progress(err, jsonl)
     runtime.emitter.subscribe(progress)
