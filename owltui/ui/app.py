@@ -119,6 +119,7 @@ class OwlApp(App[int]):
         self._quitting = False
         self._close_event: Any = None
         self.ready = False
+        self._setup_done = False
         loaded = load_themes(theme_dirs)
         self.theme_warnings = loaded.warnings
         for t in loaded.themes.values():
@@ -169,6 +170,7 @@ class OwlApp(App[int]):
         st = self.status.state
         st.model = rt.model_label if not rt.model_label.startswith("demo") else f"{rt.model_label} (demo)"
         st.max_rounds = self.agent.config.max_rounds
+        self._setup_done = True
         self._unsubscribe.append(rt.emitter.subscribe(self._on_event))
         self._unsubscribe.append(rt.inbox.subscribe(lambda *_: self._queue_changed()))
         self._unsubscribe.append(rt.gate.subscribe(self._on_gate))
@@ -221,6 +223,9 @@ class OwlApp(App[int]):
 
     async def on_flush_events(self, _msg: FlushEvents) -> None:
         self._flush_posted = False
+        if not self._alive():
+            self._events.clear()
+            return
         batch, self._events = self._events, []
         text: list[str] = []
         for event in batch:
@@ -340,7 +345,12 @@ class OwlApp(App[int]):
         return block
 
     # ---- other state sources -------------------------------------------------------------
+    def _alive(self) -> bool:
+        return self._setup_done and not self._quitting
+
     def _redraw_status(self) -> None:
+        if not self._alive():
+            return
         st = self.status.state
         st.running = bool(self.agent.running)
         st.paused = self.runtime.gate.paused
@@ -352,10 +362,14 @@ class OwlApp(App[int]):
         self.status.redraw()
 
     def _queue_changed(self) -> None:
+        if not self._alive():
+            return
         self.queue_panel.show_queue(self.runtime.inbox.snapshot(), self._jobs)
         self._redraw_status()
 
     def _on_gate(self, paused: bool, seconds: float | None, quiet: bool = False) -> None:
+        if not self._alive():
+            return
         self.banner.redraw()
         self._redraw_status()
         if quiet:
@@ -366,6 +380,8 @@ class OwlApp(App[int]):
             self.call_later(self.notice, f"resumed after {format_duration(seconds or 0.0)}")
 
     def _on_requirement(self, what: str, req: SoftRequirement | None) -> None:
+        if not self._alive():
+            return
         self._redraw_status()
         if what == "satisfied" and req is not None:
             self.call_later(self.notice, f"requirement satisfied: `{req.tool}` was called", "success")

@@ -119,9 +119,9 @@ class ToolBlock(Collapsible):
         else:
             self._args_view.display = False
         self.has_diff = diff is not None
-        super().__init__(self._args_view, self._out_view, title=self._title(), collapsed=False)
+        super().__init__(self._args_view, self._out_view, title=self._make_title(), collapsed=False)
 
-    def _title(self) -> str:
+    def _make_title(self) -> str:
         summary = summarize_args(self.tool_name, self.arguments)
         icon = STATUS_ICONS.get(self.status, "·")
         label = "awaiting approval" if self.status == "approval" else self.status
@@ -129,7 +129,7 @@ class ToolBlock(Collapsible):
 
     def set_status(self, status: str) -> None:
         self.status = status
-        self.title = self._title()
+        self.title = self._make_title()
         self.set_class(status in ("error",), "-error")
         self.set_class(status == "approval", "-approval")
 

@@ -6,11 +6,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from pydantic import BaseModel
 from textual.pilot import Pilot
 
 from owltui.agent.pause import GATE
 from owltui.agent.scripted import ScriptedModel, Step
+from owltui.agent.tool import ToolContext, ToolOutput
 from owltui.ui.app import OwlApp
 from owltui.ui.host import LocalRuntime
 
@@ -50,3 +53,38 @@ def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     return tmp_path
+
+
+class SlowParams(BaseModel):
+    text: str = ""
+
+
+class SlowTool:
+    """A test tool: streams two progress lines, then waits on ``release`` (if set) before finishing."""
+
+    name = "slow"
+    description = "test tool"
+    params = SlowParams
+    read_only = False
+
+    def __init__(self) -> None:
+        self.release: anyio.Event | None = None
+        self.calls: list[str] = []
+
+    async def run(self, args: SlowParams, ctx: ToolContext) -> ToolOutput:
+        self.calls.append(args.text)
+        ctx.progress("line one\n")
+        ctx.progress("line two\n")
+        if self.release is not None:
+            await self.release.wait()
+        return ToolOutput(f"done: {args.text}")
+
+
+def make_runtime_app(steps: list[Step], workspace: Path, env: dict[str, str], **kw: Any) -> OwlApp:
+    from owltui.session.runtime import Options, build_runtime
+
+    runtime = build_runtime(Options(no_session=True, workspace=workspace),
+                            model=ScriptedModel(steps, name="scripted"), env=env)
+    kw.setdefault("theme_dirs", [])
+    kw.setdefault("elapsed", lambda: 12.0)
+    return OwlApp(runtime, **kw)
