@@ -23,6 +23,7 @@ from owltui.agent.agent import Agent
 from owltui.agent.events import Emitter, JobFinished, JobStarted, Paused, Resumed
 from owltui.agent.history import History, MemoryHistory
 from owltui.agent.inbox import Inbox
+from owltui.agent.messages import UserMessage
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
 from owltui.agent.requirement import RequirementSlot
@@ -135,6 +136,41 @@ class Runtime:
 
     def require(self, tool: str, reason: str = "") -> None:
         self.requirement.set(tool, reason)
+
+    def new_session(self) -> None:
+        """Start a fresh conversation (``/new``): a new session file, or a new memory history."""
+        if self.agent.running:
+            raise RuntimeError("a run is going: abort it before starting a new session")
+        old = self.store
+        if old is None:
+            self.agent.history = MemoryHistory()
+            return
+        old.close()
+        store = SessionStore.create(old.path.parent, old.cwd, self.model_label, old.redactor)
+        store.attach(self.inbox)
+        for lane in ("steer", "follow_up", "aside"):
+            for entry in self.inbox.peek(lane):  # still queued: the new file keeps them
+                store.track_queued(lane, entry)
+        self.store = store
+        self.agent.history = store
+
+    async def compact(self) -> str:
+        """Summarise the conversation (``/compact``); the model sees the summary from then on."""
+        from .compact import summarize
+
+        if self.agent.running:
+            raise RuntimeError("a run is going: wait or abort it before compacting")
+        items = list(self.agent.history.model_view())
+        if not items:
+            return "nothing to compact"
+        specs = self.agent.config.specs() if self.agent.config.all_tools() else []
+        summary = await summarize(self.agent.config.model, items, specs)
+        if self.store is not None:
+            self.store.record_compaction(summary, len(self.store.items()))
+        else:
+            self.agent.history = MemoryHistory([UserMessage(
+                text=f"Summary of the earlier conversation:\n{summary}", lane="notice", source="system")])
+        return f"{len(items)} messages summarised in {len(summary)} characters"
 
     # ---- life cycle ----------------------------------------------------------------------
     async def __aenter__(self) -> Runtime:

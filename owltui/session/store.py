@@ -64,7 +64,7 @@ class SessionStore:
         self._item_ids: list[str] = []
         self._leaf: str | None = None
         self._fd: int | None = None
-        self._compaction: tuple[str, str] | None = None  # (summary, first kept entry id)
+        self._compaction: tuple[str, int] | None = None  # (summary, index of the first item kept)
         self._view: list[Item] | None = None
         self._queued: dict[str, QueuedMessage] = {}  # undelivered, by qid
         self._live: dict[int, tuple[str, Entry]] = {}  # id(inbox entry) -> (qid, entry)
@@ -138,7 +138,9 @@ class SessionStore:
             elif kind == "model_change":
                 self.model = rec.get("model", self.model)
             elif kind == "compaction":
-                self._compaction = (rec.get("summary", ""), rec.get("first_kept", ""))
+                first = rec.get("first_kept", "")
+                start = self._item_ids.index(first) if first in self._item_ids else len(self._items)
+                self._compaction = (rec.get("summary", ""), start)
         self._leaf = leaf
 
     # ---- writing -------------------------------------------------------------------------
@@ -187,8 +189,7 @@ class SessionStore:
         if self._compaction is None:
             return self._items
         if self._view is None:
-            summary, first = self._compaction
-            start = self._item_ids.index(first) if first in self._item_ids else len(self._items)
+            summary, start = self._compaction
             note = UserMessage(text=f"Summary of the earlier conversation:\n{summary}", lane="notice",
                                source="system")
             self._view = [note, *self._items[start:]]
@@ -201,9 +202,10 @@ class SessionStore:
 
     def record_compaction(self, summary: str, first_kept: int) -> None:
         """Items before index ``first_kept`` are replaced, for the model, by ``summary``."""
+        first_kept = min(first_kept, len(self._items))
         first = self._item_ids[first_kept] if first_kept < len(self._item_ids) else ""
-        self._entry("compaction", summary=summary, first_kept=first)
-        self._compaction = (summary, first)
+        self._entry("compaction", summary=summary, first_kept=first)  # "": everything before it
+        self._compaction = (summary, first_kept)
         self._view = None
 
     # ---- the queue -----------------------------------------------------------------------
@@ -220,11 +222,16 @@ class SessionStore:
             inbox.push(q.lane, entry)  # our listener is not subscribed yet: no duplicate entry
         self._unsubscribe = inbox.subscribe(self._on_inbox)
 
-    def _on_inbox(self, action: str, lane: QueueLane, entry: Entry | None) -> None:
-        if action == "push" and isinstance(entry, UserMessage):
+    def track_queued(self, lane: QueueLane, entry: Entry) -> None:
+        """Record a lane message that is in the inbox (pushed now, or before this store existed)."""
+        if isinstance(entry, UserMessage) and id(entry) not in self._live:
             qid = self._entry("queued", moves_leaf=False, lane=lane, text=entry.text, source=entry.source)
             self._queued[qid] = QueuedMessage(qid, lane, entry.text, entry.source)
             self._live[id(entry)] = (qid, entry)
+
+    def _on_inbox(self, action: str, lane: QueueLane, entry: Entry | None) -> None:
+        if action == "push" and entry is not None:
+            self.track_queued(lane, entry)
         elif action == "pop" and entry is not None:
             live = self._live.pop(id(entry), None)
             if live is not None:

@@ -163,3 +163,28 @@ async def test_continue_loads_history(tmp_path: Path) -> None:
         await rt2.wait_settled()
     texts = [getattr(m, "text", "") for m in model.requests[0].messages]
     assert texts == ["first", "first answer", "second", "second answer"]
+
+
+async def test_compact_and_new_session(tmp_path: Path) -> None:
+    rt, model, _ = _build(tmp_path, [Step(text="answer one"), Step(text="The user asked one thing."),
+                                      Step(text="answer two")])
+    async with rt:
+        rt.agent.prompt("question one")
+        await rt.wait_settled()
+        result = await rt.compact()
+        assert "2 messages" in result
+        assert model.requests[1].tool_choice == "none" and model.requests[1].tools
+        rt.agent.prompt("question two")
+        await rt.wait_settled()
+        view = [getattr(m, "text", "") for m in rt.agent.history.model_view()]
+        assert view == ["Summary of the earlier conversation:\nThe user asked one thing.", "question two",
+                        "answer two"]
+        first = rt.session_id
+        rt.new_session()
+        assert rt.session_id != first and list(rt.agent.history.items()) == []
+        model.add(Step(text="fresh answer"))
+        rt.agent.prompt("fresh start")
+        await rt.wait_settled()
+    assert rt.store is not None
+    texts = [getattr(i, "text", "") for i in SessionStore.open(rt.store.path).items()]
+    assert texts == ["fresh start", "fresh answer"]

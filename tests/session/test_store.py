@@ -171,3 +171,16 @@ def test_listing_latest_and_find(tmp_path: Path) -> None:
     assert find_session(tmp_path / "sessions", a.id[:5]) == a.path
     with pytest.raises(SessionError):
         find_session(tmp_path / "sessions", "zzzz")
+
+
+def test_compacting_everything_keeps_later_items(tmp_path: Path) -> None:
+    store = SessionStore.create(tmp_path, tmp_path, "m")
+    for item in _conversation():
+        store.append(item)
+    store.record_compaction("summary", first_kept=len(store.items()))
+    store.append(UserMessage(text="after"))
+    assert [getattr(i, "text", "") for i in store.model_view()] == [
+        "Summary of the earlier conversation:\nsummary", "after"]
+    store.close()
+    loaded = SessionStore.open(store.path)
+    assert [getattr(i, "text", "") for i in loaded.model_view()][1:] == ["after"]
