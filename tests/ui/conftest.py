@@ -16,13 +16,14 @@ from owltui.agent.scripted import ScriptedModel, Step
 from owltui.agent.tool import ToolContext, ToolOutput
 from owltui.ui.app import OwlApp
 from owltui.ui.host import LocalRuntime
+from owltui.ui.themes import PACKAGE_THEMES
 
 SIZE = (100, 32)
 
 
 def make_app(steps: list[Step] | None = None, *, tools: list[Any] | None = None, **kw: Any) -> OwlApp:
     runtime = LocalRuntime(ScriptedModel(steps or [], name="scripted"), tools=tools)
-    kw.setdefault("theme_dirs", [])
+    kw.setdefault("theme_dirs", [PACKAGE_THEMES])
     kw.setdefault("elapsed", lambda: 12.0)
     return OwlApp(runtime, **kw)
 
@@ -85,6 +86,6 @@ def make_runtime_app(steps: list[Step], workspace: Path, env: dict[str, str], **
 
     runtime = build_runtime(Options(no_session=True, workspace=workspace),
                             model=ScriptedModel(steps, name="scripted"), env=env)
-    kw.setdefault("theme_dirs", [])
+    kw.setdefault("theme_dirs", [PACKAGE_THEMES])
     kw.setdefault("elapsed", lambda: 12.0)
     return OwlApp(runtime, **kw)
