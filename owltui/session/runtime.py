@@ -23,7 +23,6 @@ from owltui.agent.agent import Agent
 from owltui.agent.events import Emitter, JobFinished, JobStarted, Paused, Resumed
 from owltui.agent.history import History, MemoryHistory
 from owltui.agent.inbox import Inbox
-from owltui.agent.messages import UserMessage
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
 from owltui.agent.requirement import RequirementSlot
@@ -154,23 +153,17 @@ class Runtime:
         self.store = store
         self.agent.history = store
 
-    async def compact(self) -> str:
-        """Summarise the conversation (``/compact``); the model sees the summary from then on."""
-        from .compact import summarize
+    async def compact(self, keep_turns: int = 0) -> str:
+        """Summarise the older conversation (``/compact``); the model sees the summary from then on.
+
+        Raises CompactionError (one sentence) when there is nothing to compact or the call fails."""
+        from owltui.features.compaction import compact
 
         if self.agent.running:
             raise RuntimeError("a run is going: wait or abort it before compacting")
-        items = list(self.agent.history.model_view())
-        if not items:
-            return "nothing to compact"
-        specs = self.agent.config.specs() if self.agent.config.all_tools() else []
-        summary = await summarize(self.agent.config.model, items, specs)
-        if self.store is not None:
-            self.store.record_compaction(summary, len(self.store.items()))
-        else:
-            self.agent.history = MemoryHistory([UserMessage(
-                text=f"Summary of the earlier conversation:\n{summary}", lane="notice", source="system")])
-        return f"{len(items)} messages summarised in {len(summary)} characters"
+        done = await compact(self.agent.history, self.agent.config.model, keep_turns=keep_turns,
+                             gate=self.gate)
+        return f"{done.replaced} items summarised in {len(done.summary)} characters"
 
     # ---- life cycle ----------------------------------------------------------------------
     async def __aenter__(self) -> Runtime:
