@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from .messages import Lane, StopReason, ToolStatus, Usage
 
@@ -20,6 +20,8 @@ EndReason = Literal["done", "aborted", "error", "round_limit", "failure_limit"]
 
 
 class Event(BaseModel):
+    # schemas are built on first use: a run touches few event types, and start-up time matters
+    model_config = ConfigDict(defer_build=True)
     type: str
     agent: str | None = None  # which agent (None = main); subagents carry their name
 
