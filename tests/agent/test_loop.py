@@ -381,3 +381,27 @@ async def test_no_tools_run_sends_no_tools_and_auto() -> None:
     agent, model, _ = make_agent([Step(text="hi")])
     await agent.run("hello")
     assert model.requests[0].tools == () and model.requests[0].tool_choice == "auto"
+
+
+async def test_approval_cap_refuses_approval_calls_beyond_it() -> None:
+    from owltui.agent.hooks import approval_cap
+
+    echo = Echo()
+    agent, _, _ = make_agent([Step(calls=[Call("echo", {"text": str(i)}) for i in range(3)]), Step(text="ok")],
+                             [echo], refusals=[approval_cap(2, lambda name: name == "echo")])
+    await agent.run("go")
+    assert [r.status for r in results(agent)] == ["ok", "ok", "refused"]
+    assert "at most 2" in results(agent)[2].content
+
+
+async def test_turn_end_hook_runs_once_per_logical_turn() -> None:
+    seen: list[int] = []
+
+    async def turn_end(state):
+        seen.append(state.total_rounds)
+        return None
+
+    agent, _, _ = make_agent([Step(calls=[Call("echo", {"text": "x"})]), Step(text="ok")], [Echo()],
+                             hooks=Hooks(turn_end=turn_end))
+    await agent.run("go")
+    assert seen == [2]
