@@ -66,7 +66,7 @@ class MainScreen(Screen[None]):
         Binding("ctrl+d", "app.ctrl_d", "Quit", priority=True, show=False, id="eof"),
         Binding("f2", "app.toggle_pause", "Pause/resume", id="pause"),
         Binding("ctrl+t", "app.pick_requirement", "Require tool", id="require"),
-        Binding("ctrl+end,f4", "app.follow", "Follow", id="follow"),
+        Binding("ctrl+end,f4", "app.follow", "Follow", show=False, id="follow"),
         Binding("pageup", "app.scroll('up')", "Scroll up", show=False, priority=True, id="scroll_up"),
         Binding("pagedown", "app.scroll('down')", "Scroll down", show=False, priority=True,
                 id="scroll_down"),
@@ -97,7 +97,7 @@ class OwlApp(App[int]):
     def __init__(self, runtime: Any, *, prompt: str | None = None, theme: str | None = None,
                  save_theme: Callable[[str], None] | None = None, keymap: dict[str, str] | None = None,
                  elapsed: Callable[[], float] | None = None, theme_dirs: Iterable[Any] | None = None,
-                 max_blocks: int | None = None) -> None:
+                 max_blocks: int | None = None, cursor_blink: bool = True) -> None:
         super().__init__()
         self.runtime = runtime
         self.agent = runtime.agent
@@ -106,12 +106,14 @@ class OwlApp(App[int]):
         self._owl_keymap = keymap or {}
         self._elapsed = elapsed
         self._max_blocks = max_blocks
+        self._cursor_blink = cursor_blink
         self._events: list[ev.Event] = []
         self._flush_posted = False
         self._assistant: AssistantBlock | None = None
         self._thinking: ThinkingBlock | None = None
         self._tools: dict[str, ToolBlock] = {}
         self._approvals: list[str] = []
+        self._echoed: list[str] = []
         self._jobs: dict[str, str] = {}
         self._last_ctrl_c = 0.0
         self._unsubscribe: list[Callable[[], None]] = []
@@ -184,6 +186,7 @@ class OwlApp(App[int]):
             await self.notice(warning, "warning")
         self._queue_changed()
         self._on_gate(rt.gate.paused, None, quiet=True)
+        self.input.cursor_blink = self._cursor_blink
         self.input.focus()
         self._runtime_worker = self.run_worker(self._hold_runtime(), name="runtime", exit_on_error=False)
 
@@ -264,7 +267,10 @@ class OwlApp(App[int]):
         elif isinstance(e, ev.TurnStart):
             st.round = e.round
         elif isinstance(e, ev.InputEvent):
-            await self.conversation.add(InputBlock(e.lane, e.text))
+            if e.lane == "user" and self._echoed and self._echoed[0] == e.text:
+                self._echoed.pop(0)
+            else:
+                await self.conversation.add(InputBlock(e.lane, e.text))
         elif isinstance(e, ev.MessageStart):
             self._assistant = None
             self._thinking = None
@@ -317,6 +323,7 @@ class OwlApp(App[int]):
         elif isinstance(e, ev.Retry):
             await self.notice(f"retrying in {e.delay_s:.1f} s (attempt {e.attempt}): {e.reason}", "warning")
         elif isinstance(e, ev.AgentEnd):
+            self._echoed.clear()
             await self._end_assistant()
             await self._agent_end(e)
 
@@ -445,7 +452,9 @@ class OwlApp(App[int]):
         if msg.lane == "follow_up":
             self.agent.follow_up(text)
         elif not self.agent.running and self.agent.prompt(text):
-            pass
+            # show the prompt now (a paused gate parks the run before it is delivered)
+            self._echoed.append(text)
+            await self.conversation.add(InputBlock("user", text))
         else:
             self.agent.steer(text)
         self._queue_changed()
@@ -622,6 +631,7 @@ class OwlApp(App[int]):
                 self.agent.history = MemoryHistory()
         self._tools.clear()
         self._approvals.clear()
+        self._echoed.clear()
         await self.conversation.remove_children()
         st = self.status.state
         st.tokens_in = st.tokens_out = st.cache_read = st.round = 0

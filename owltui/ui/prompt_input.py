@@ -70,7 +70,8 @@ class PromptInput(TextArea):
         Binding("alt+enter,ctrl+j", "follow_up", "Follow-up", priority=True, id="follow_up",
                 key_display="alt+⏎"),
         Binding("shift+enter,ctrl+n", "newline", "Newline", show=False, priority=True, id="newline"),
-        Binding("alt+up", "pop_queue", "Edit queued", priority=True, id="pop_queue", key_display="alt+↑"),
+        Binding("alt+up", "pop_queue", "Edit queued", show=False, priority=True, id="pop_queue",
+                key_display="alt+↑"),
     ]
 
     class Send(Message):
