@@ -1,0 +1,130 @@
+"""Plain mode (prompt-toolkit REPL) driven through a pipe input: streaming output, typing while the
+answer streams sends steering, /pause, /resume, /require, approvals by y, Ctrl+C aborts, Ctrl+D quits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+from prompt_toolkit import PromptSession
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from owltui.agent.messages import UserMessage
+from owltui.agent.scripted import Call, ScriptedModel, Step
+from owltui.ui.host import LocalRuntime
+from owltui.ui.plain import PlainPrinter, PlainRepl
+
+from .conftest import SlowTool
+
+pytestmark = pytest.mark.anyio
+
+
+async def until(cond: Callable[[], bool], what: str) -> None:
+    """Poll a condition of the REPL (driven from outside through its pipe input), bounded."""
+    with anyio.fail_after(10, shield=False):
+        while not cond():  # noqa: ASYNC110
+            await anyio.sleep(0.005)
+
+
+async def drive(runtime, script: Callable[..., object]) -> list[str]:
+    out: list[str] = []
+    repl = PlainRepl(runtime, write=out.append)
+    with create_pipe_input() as inp:
+        session: PromptSession[str] = PromptSession(input=inp, output=DummyOutput())
+        async with anyio.create_task_group() as tg:
+            result: list[int] = []
+
+            async def main() -> None:
+                result.append(await repl.run(session=session))
+
+            tg.start_soon(main)
+            await script(inp, out, repl)
+            await until(lambda: bool(result), "repl exit")
+    return out
+
+
+async def test_stream_steer_pause_resume_require_quit() -> None:
+    mid = anyio.Event()
+    model = ScriptedModel([Step(text="line one\nline two of the answer", chunk=6, mid_gate=mid),
+                           Step(text="steered answer")])
+    rt = LocalRuntime(model, tools=[SlowTool()])
+
+    async def script(inp, out, repl) -> None:
+        await until(lambda: any("plain mode" in line for line in out), "banner")
+        inp.send_text("hello\r")
+        await until(lambda: rt.agent.running and model.calls == 1, "run")
+        inp.send_text("mind the tests\r")
+        await until(lambda: rt.inbox.texts("steer") == ["mind the tests"], "steer queued")
+        mid.set()
+        await until(lambda: "steered answer" in out, "second answer")
+        last = model.requests[-1].messages
+        assert [m.text for m in last if isinstance(m, UserMessage) and m.lane == "steer"] == ["mind the tests"]
+        inp.send_text("/pause\r")
+        await until(lambda: rt.gate.paused, "paused")
+        inp.send_text("/resume\r")
+        await until(lambda: any(line.startswith("· resumed after") for line in out), "resumed")
+        inp.send_text("/require slow be sure\r")
+        await until(lambda: rt.requirement.current is not None, "requirement")
+        assert rt.requirement.current.reason == "be sure"
+        inp.send_text("/require nope\r")
+        await until(lambda: any("unknown tool `nope`" in line for line in out), "unknown")
+        inp.send_text("\x04")  # Ctrl+D
+
+    out = await drive(rt, script)
+    assert "line one" in out and "line two of the answer" in out
+    assert "[steer] mind the tests" in out
+    assert "· paused: agents park before their next model call or tool start" in out
+
+
+async def test_ctrl_c_aborts_the_run() -> None:
+    gate = anyio.Event()
+    model = ScriptedModel([Step(text="never", gate=gate)])
+    rt = LocalRuntime(model)
+
+    async def script(inp, out, repl) -> None:
+        await until(lambda: any("plain mode" in line for line in out), "banner")
+        inp.send_text("go\r")
+        await until(lambda: rt.agent.running, "run")
+        inp.send_text("\x03")
+        await until(lambda: "· aborted" in out, "aborted")
+        assert not rt.agent.running
+        inp.send_text("/quit\r")
+
+    await drive(rt, script)
+
+
+async def test_approval_by_typing_y(tmp_path: Path) -> None:
+    from owltui.session.runtime import Options, build_runtime
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"), "HOME": str(tmp_path)}
+    model = ScriptedModel([Step(calls=[Call("bash", {"command": "echo plain-ok"})]), Step(text="fine")])
+    rt = build_runtime(Options(no_session=True, workspace=ws), model=model, env=env)
+
+    async def script(inp, out, repl) -> None:
+        await until(lambda: any("plain mode" in line for line in out), "banner")
+        inp.send_text("run\r")
+        await until(lambda: any(line.startswith("? allow bash") for line in out), "ask")
+        inp.send_text("y\r")
+        await until(lambda: "fine" in out, "done")
+        inp.send_text("\x04")
+
+    out = await drive(rt, script)
+    assert "⏺ bash echo plain-ok" in out
+    assert any(line.startswith("  ✓ bash: ok") for line in out)
+
+
+def test_printer_sanitizes_and_breaks_long_lines() -> None:
+    from owltui.agent import events as ev
+
+    out: list[str] = []
+    p = PlainPrinter(out.append)
+    p(ev.MessageDelta(text="a\x1b[2Jb \x1b]0;t"))
+    p(ev.MessageDelta(text="itle\x07c\n" + "word " * 50))
+    p(ev.MessageEnd(text="", thinking="", tool_calls=[], stop_reason="stop", usage={}))
+    assert out[0] == "ab c"
+    assert all(len(line) <= 160 for line in out)
