@@ -557,84 +557,93 @@ class Loop:
                           rounds=st.total_rounds)
 
     async def _outer(self) -> EndReason:
+        """The nested pair: rounds while there is work, then the stop boundary's drain."""
+        st = self.state
+        self._resolve_requirement()
+        more = False
+        while True:
+            while more or self._pending:
+                more, ended = await self._round()
+                if ended is not None:
+                    await self._turn_end()
+                    return ended
+            # the agent would stop here: the stop boundary
+            self._apply(await self.cfg.hooks.before_yield(st))
+            self._check_abort()
+            if not (self._poll("steer", "aside", "follow_up") or self._pending):
+                await self._turn_end()
+                return "done"
+            if any(isinstance(m, UserMessage) and m.lane in USER_LANES for m in self._pending):
+                st.round = 0  # a new logical turn
+                self._resolve_requirement()
+
+    async def _round(self) -> tuple[bool, EndReason | None]:
+        """One model call and its tool calls. Returns (more work follows, why the run ends)."""
         st = self.state
         cfg = self.cfg
-        self._resolve_requirement()
-        has_calls = False
-        while True:
-            while has_calls or self._pending:
-                has_calls = False
-                st.round += 1
-                st.total_rounds += 1
-                self._emit(TurnStart, round=st.total_rounds)
-                await self._park("model")
-                self._apply(await cfg.hooks.round_start(st))
-                self._deliver_pending()
-                wrapup = st.round > cfg.max_rounds
-                self._apply(await cfg.hooks.before_model(st))
-                tripped = self._tripped
-                self._off_once = tripped is not None
-                fallback = None
-                if wrapup:
-                    fallback = (f"I stopped after {cfg.max_rounds} rounds (the round limit) before "
-                                "finishing. Ask me to continue if you want me to go on.")
-                elif tripped:
-                    fallback = (f"I stopped because the `{tripped}` tool failed {cfg.failure_limit} times "
-                                "in a row.")
-                choice = self._choice(wrapup)
-                self._force_next = None
-                msg = await self._call_model(choice, fallback)
-                if msg.stop_reason == "error":
-                    self._close_outstanding(f"Not executed: the model's response failed ({msg.error}).",
-                                            "skipped")
-                    raise _EndRun("error", msg.error)
-                d = self._apply(await cfg.hooks.after_response(st, msg))
-                calls = list(msg.tool_calls)
-                if d is not None and d.calls is not None:
-                    keep = {c.id for c in d.calls}
-                    for call in calls:
-                        if call.id not in keep:
-                            self._record(call, _result(call, "Not executed: withdrawn before it ran.",
-                                                       "skipped"))
-                    calls = [c for c in d.calls if c.id in self._outstanding]
-                no_tools = None
-                if wrapup:
-                    no_tools = "Not executed: the round limit was reached."
-                elif choice == "none":
-                    no_tools = "Not executed: tools are off for this answer."
-                else:
-                    calls, has_calls = self._enforce_requirement(calls)
-                if calls:
-                    results = await self._execute(calls, no_tools)
-                    self._note_staleness(results)
-                    self._apply(await cfg.hooks.after_tools(st, results))
-                    self._check_abort()
-                    has_calls = no_tools is None
-                    if has_calls:
-                        self._poll("steer", "aside")
-                if has_calls and self._tripped is not None and tripped is None:
-                    self._pending.append(UserMessage(
-                        text=f"The `{self._tripped}` tool failed {cfg.failure_limit} times in a row. Tools "
-                             "are off for your next answer: tell the user what you tried, why it failed, "
-                             "and what they could do.", lane="notice", source="system"))
-                self._emit(TurnEnd, round=st.total_rounds)
-                if wrapup:
-                    await self._turn_end()
-                    return "round_limit"
-                if tripped is not None:
-                    self._tripped = None
-                    await self._turn_end()
-                    return "failure_limit"
-            # the agent would stop here: the stop boundary
-            self._apply(await cfg.hooks.before_yield(st))
+        st.round += 1
+        st.total_rounds += 1
+        self._emit(TurnStart, round=st.total_rounds)
+        await self._park("model")
+        self._apply(await cfg.hooks.round_start(st))
+        self._deliver_pending()  # outside input only here: every earlier call has its result
+        wrapup = st.round > cfg.max_rounds
+        self._apply(await cfg.hooks.before_model(st))
+        tripped, self._tripped = self._tripped, None
+        self._off_once = tripped is not None
+        choice = self._choice(wrapup)
+        self._force_next = None
+        msg = await self._call_model(choice, self._fallback(wrapup, tripped))
+        if msg.stop_reason == "error":
+            self._close_outstanding(f"Not executed: the model's response failed ({msg.error}).", "skipped")
+            raise _EndRun("error", msg.error)
+        calls = self._replace_calls(msg, self._apply(await cfg.hooks.after_response(st, msg)))
+        more = False
+        no_tools = None
+        if wrapup:
+            no_tools = "Not executed: the round limit was reached."
+        elif choice == "none":
+            no_tools = "Not executed: tools are off for this answer."
+        else:
+            calls, more = self._enforce_requirement(calls)
+        if calls:
+            results = await self._execute(calls, no_tools)
+            self._note_staleness(results)
+            self._apply(await cfg.hooks.after_tools(st, results))
             self._check_abort()
-            if self._poll("steer", "aside", "follow_up") or self._pending:
-                if any(isinstance(m, UserMessage) and m.lane in USER_LANES for m in self._pending):
-                    st.round = 0
-                    self._resolve_requirement()
-                continue
-            await self._turn_end()
-            return "done"
+            more = no_tools is None
+            if more:
+                self._poll("steer", "aside")  # asides ride along: a model call follows anyway
+        if more and self._tripped is not None:
+            self._pending.append(UserMessage(
+                text=f"The `{self._tripped}` tool failed {cfg.failure_limit} times in a row. Tools are off "
+                     "for your next answer: tell the user what you tried, why it failed, and what they "
+                     "could do.", lane="notice", source="system"))
+        self._emit(TurnEnd, round=st.total_rounds)
+        if wrapup:
+            return False, "round_limit"
+        if tripped is not None:
+            return False, "failure_limit"
+        return more, None
+
+    def _fallback(self, wrapup: bool, tripped: str | None) -> str | None:
+        """The answer used if a tools-off call (wrap-up, failure stop) comes back empty."""
+        if wrapup:
+            return (f"I stopped after {self.cfg.max_rounds} rounds (the round limit) before finishing. "
+                    "Ask me to continue if you want me to go on.")
+        if tripped:
+            return f"I stopped because the `{tripped}` tool failed {self.cfg.failure_limit} times in a row."
+        return None
+
+    def _replace_calls(self, msg: AssistantMessage, d: Directive | None) -> list[ToolCall]:
+        """Apply an after-response hook's replacement list; withdrawn calls still get a result."""
+        if d is None or d.calls is None:
+            return list(msg.tool_calls)
+        keep = {c.id for c in d.calls}
+        for call in msg.tool_calls:
+            if call.id not in keep:
+                self._record(call, _result(call, "Not executed: withdrawn before it ran.", "skipped"))
+        return [c for c in d.calls if c.id in self._outstanding]
 
     async def _turn_end(self) -> None:
         self._apply(await self.cfg.hooks.turn_end(self.state))
