@@ -114,6 +114,7 @@ class OwlApp(App[int]):
         self._tools: dict[str, ToolBlock] = {}
         self._approvals: list[str] = []
         self._echoed: list[str] = []
+        self._widgets: dict[type, Any] = {}
         self._jobs: dict[str, str] = {}
         self._last_ctrl_c = 0.0
         self._unsubscribe: list[Callable[[], None]] = []
@@ -136,25 +137,31 @@ class OwlApp(App[int]):
     def get_default_screen(self) -> Screen[Any]:
         return MainScreen()
 
+    def _main(self, cls: type[Any]) -> Any:
+        cached = self._widgets.get(cls)
+        if cached is None:
+            cached = self._widgets[cls] = self.screen_stack[0].query_one(cls)
+        return cached
+
     @property
     def conversation(self) -> ConversationView:
-        return self.screen_stack[0].query_one(ConversationView)
+        return self._main(ConversationView)  # type: ignore[no-any-return]
 
     @property
     def input(self) -> PromptInput:
-        return self.screen_stack[0].query_one(PromptInput)
+        return self._main(PromptInput)  # type: ignore[no-any-return]
 
     @property
     def status(self) -> StatusBar:
-        return self.screen_stack[0].query_one(StatusBar)
+        return self._main(StatusBar)  # type: ignore[no-any-return]
 
     @property
     def banner(self) -> PauseBanner:
-        return self.screen_stack[0].query_one(PauseBanner)
+        return self._main(PauseBanner)  # type: ignore[no-any-return]
 
     @property
     def queue_panel(self) -> QueuePanel:
-        return self.screen_stack[0].query_one(QueuePanel)
+        return self._main(QueuePanel)  # type: ignore[no-any-return]
 
     def paused_elapsed(self) -> float:
         if self._elapsed is not None:
@@ -232,6 +239,8 @@ class OwlApp(App[int]):
         batch, self._events = self._events, []
         text: list[str] = []
         for event in batch:
+            if not self._alive():
+                return
             if isinstance(event, ev.MessageDelta) and event.text is not None:
                 text.append(event.text)
                 continue
@@ -247,16 +256,16 @@ class OwlApp(App[int]):
         if self._assistant is None:
             self._assistant = AssistantBlock()
             await self.conversation.add(self._assistant)
-        await self._assistant.append(text)
+        self._assistant.feed(text)
 
     async def _end_assistant(self, final_text: str = "") -> None:
         block, self._assistant = self._assistant, None
         if block is None and final_text.strip():
             block = AssistantBlock()
             await self.conversation.add(block)
-            await block.append(final_text)
+            block.feed(final_text)
         if block is not None:
-            await block.finish()
+            block.end()
 
     async def _handle(self, e: ev.Event) -> None:
         st = self.status.state

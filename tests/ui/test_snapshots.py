@@ -58,6 +58,7 @@ def test_streaming_with_tool_block(snap_compare: Any) -> None:
         await prompt(pilot, "check the suite")
         await wait_for(pilot, lambda: any(b.status == "running" and "line two" in b._output
                                           for b in app.conversation.query(ToolBlock)), "tool running")
+        await wait_for(pilot, lambda: all(b.done for b in app.conversation.query(AssistantBlock)), "text")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
@@ -69,7 +70,7 @@ def test_streaming_markdown_midway(snap_compare: Any) -> None:
     async def before(pilot: Any) -> None:
         await wait_for(pilot, lambda: app.ready)
         await prompt(pilot, "plan it")
-        await wait_for(pilot, lambda: any("Read" in b.text for b in app.conversation.query(AssistantBlock)))
+        await wait_for(pilot, lambda: any("Read" in b.shown for b in app.conversation.query(AssistantBlock)))
 
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
@@ -97,6 +98,7 @@ def test_approval_prompt(snap_compare: Any, tmp_path: Path) -> None:
         await wait_for(pilot, lambda: app.ready)
         await prompt(pilot, "run the tests")
         await wait_for(pilot, lambda: bool(app.conversation.query(ApprovalPrompt)), "approval")
+        await wait_for(pilot, lambda: all(b.done for b in app.conversation.query(AssistantBlock)), "text")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
@@ -133,6 +135,7 @@ def test_theme_gallery(snap_compare: Any, theme: str) -> None:
         await prompt(pilot, "fix the parser")
         await wait_for(pilot, lambda: not app.agent.running and any(
             "All green" in b.text for b in app.conversation.query(AssistantBlock)), "done")
+        await wait_for(pilot, lambda: all(b.done for b in app.conversation.query(AssistantBlock)), "text")
         await prompt(pilot, "/model")
 
     assert snap_compare(app, terminal_size=(100, 34), run_before=before)
