@@ -97,7 +97,23 @@ class PromptInput(TextArea):
         self.clear()
         return text
 
+    # The bindings have priority (so Enter never reaches the TextArea as a newline), which means the
+    # app runs them as soon as the key arrives — possibly before this widget has handled the keys typed
+    # just before it (a fast typist, tmux send-keys, a terminal delivering "text\r" in one read). Each
+    # action therefore queues its work behind those keys instead of reading ``self.text`` at once.
     def action_send(self) -> None:
+        self.call_later(self._send)
+
+    def action_follow_up(self) -> None:
+        self.call_later(self._follow_up)
+
+    def action_newline(self) -> None:
+        self.call_later(self.insert, "\n")
+
+    def action_pop_queue(self) -> None:
+        self.call_later(self.post_message, self.PopQueue())
+
+    def _send(self) -> None:
         cmd = self.completions.current if self.completions.display else None
         if cmd is not None and self.text.strip() != f"/{cmd.name}":
             if cmd.args:
@@ -111,15 +127,9 @@ class PromptInput(TextArea):
             return
         self.post_message(self.Send(self._take(), "prompt"))
 
-    def action_follow_up(self) -> None:
+    def _follow_up(self) -> None:
         if self.text.strip():
             self.post_message(self.Send(self._take(), "follow_up"))
-
-    def action_newline(self) -> None:
-        self.insert("\n")
-
-    def action_pop_queue(self) -> None:
-        self.post_message(self.PopQueue())
 
     def _set(self, text: str) -> None:
         self.load_text(text)

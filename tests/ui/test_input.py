@@ -175,3 +175,26 @@ async def test_streamed_text_is_sanitized_and_view_follows_bottom() -> None:
         await pilot.pause()
         assert conv.following
         await app.action_quit()
+
+
+async def test_text_and_enter_arriving_in_one_burst_are_sent_together() -> None:
+    """A terminal may deliver "text\\r" in one read (fast typing, paste-like input, tmux send-keys):
+    Enter must see every character typed before it."""
+    from textual import events
+
+    app = make_app([Step(text="answer")])
+    model = app.agent.config.model
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        driver = app._driver
+        assert driver is not None
+        for ch in "read it":
+            key = events.Key("space" if ch == " " else ch, ch)
+            key.set_sender(app)
+            driver.send_message(key)
+        enter = events.Key("enter", "\r")
+        enter.set_sender(app)
+        driver.send_message(enter)
+        await wait_for(pilot, lambda: model.calls == 1, "the prompt to reach the model")
+        assert model.views[0][-1].text == "read it"
+        assert app.input.text == ""
