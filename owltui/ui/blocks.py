@@ -101,6 +101,7 @@ class AssistantBlock(Vertical):
 
     WRITE_INTERVAL = 0.1
     SEGMENT_CHARS = 1500
+    FREEZE = True  # replace closed segments by one Static each
 
     def __init__(self) -> None:
         super().__init__()

@@ -198,3 +198,18 @@ async def test_text_and_enter_arriving_in_one_burst_are_sent_together() -> None:
         await wait_for(pilot, lambda: model.calls == 1, "the prompt to reach the model")
         assert model.views[0][-1].text == "read it"
         assert app.input.text == ""
+
+
+async def test_long_answer_is_segmented_and_frozen() -> None:
+    body = "\n\n".join(f"Paragraph {i}: " + "word " * 30 for i in range(40))
+    app = make_app([Step(text=body, chunk=50)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await type_text(pilot, "long")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any(b.done for b in app.conversation.query(AssistantBlock)), "done")
+        block = app.conversation.query_one(AssistantBlock)
+        assert len(block.segments) > 2
+        assert len(block.query(".frozen")) == len(block.segments)
+        assert block.shown == body == block.text
+        await app.action_quit()
