@@ -155,8 +155,7 @@ class AssistantBlock(Vertical):
         self._last_write = time.monotonic()
         if not text:
             return
-        cut = self._segment_cut(text)
-        if cut is not None:
+        while (cut := self._segment_cut(text)) is not None:
             await self._stream_write(text[:cut])
             await self._close_stream()
             if self.FREEZE:
@@ -169,15 +168,13 @@ class AssistantBlock(Vertical):
         await self._stream_write(text)
 
     def _segment_cut(self, text: str) -> int | None:
-        """Where to start a new segment in ``text`` (after a blank line outside a code fence)."""
-        if len(self._segment_text) + len(text) < self.SEGMENT_CHARS:
-            return None
-        pos = text.rfind("\n\n")
-        while pos > 0:
-            before = self._segment_text + text[:pos]
-            if before.count("```") % 2 == 0 and len(before) >= self.SEGMENT_CHARS // 2:
+        """Where to start a new segment in ``text``: the first blank line outside a code fence once
+        the segment holds ``SEGMENT_CHARS``."""
+        pos = text.find("\n\n", max(0, self.SEGMENT_CHARS - len(self._segment_text)))
+        while pos >= 0:
+            if (self._segment_text + text[:pos]).count("```") % 2 == 0:
                 return pos + 2
-            pos = text.rfind("\n\n", 0, pos)
+            pos = text.find("\n\n", pos + 2)
         return None
 
     async def _stream_write(self, text: str) -> None:
