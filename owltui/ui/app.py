@@ -627,17 +627,7 @@ class OwlApp(App[int]):
             if inspect.isawaitable(result):
                 await result
         else:
-            store = getattr(rt, "store", None)
-            if store is not None:
-                from owltui.session.store import SessionStore
-
-                store.close()
-                new = SessionStore.create(store.path.parent, store.cwd, rt.model_label, store.redactor)
-                new.attach(rt.inbox)
-                rt.store = new
-                self.agent.history = new
-            else:
-                self.agent.history = MemoryHistory()
+            self.agent.history = MemoryHistory()
         self._tools.clear()
         self._approvals.clear()
         self._echoed.clear()
