@@ -10,12 +10,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+
+class LazyModel(BaseModel):
+    """Schemas are built on first use, not at import: start-up time matters in every mode."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
 StopReason = Literal["stop", "tool_use", "length", "error", "aborted"]
 Lane = Literal["user", "steer", "aside", "follow_up", "reminder", "notice"]
 ToolStatus = Literal["ok", "error", "refused", "skipped", "cancelled"]
 
 
-class Usage(BaseModel):
+class Usage(LazyModel):
     """Token counts for one model call (or a sum of them) and its cost in US dollars."""
 
     input_tokens: int = 0
@@ -34,7 +41,7 @@ class Usage(BaseModel):
         )
 
 
-class ToolCall(BaseModel):
+class ToolCall(LazyModel):
     """One tool call requested by the model. ``arguments`` is the parsed JSON object.
 
     When the model sent arguments that are not a JSON object, ``arguments`` is empty and
@@ -48,7 +55,7 @@ class ToolCall(BaseModel):
     raw_arguments: str | None = None
 
 
-class ThinkingBlock(BaseModel):
+class ThinkingBlock(LazyModel):
     """A block of model reasoning with the provider's signature (needed to send it back)."""
 
     text: str = ""
@@ -56,17 +63,17 @@ class ThinkingBlock(BaseModel):
     redacted: bool = False
 
 
-class UserMessage(BaseModel):
+class UserMessage(LazyModel):
     """Input from outside the model: the user's prompt, a steering or follow-up message, an aside."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     role: Literal["user"] = "user"
     text: str
     lane: Lane = "user"
     source: str = "user"
 
 
-class AssistantMessage(BaseModel):
+class AssistantMessage(LazyModel):
     """One model response: text, thinking, tool calls, normalised stop reason and usage."""
 
     role: Literal["assistant"] = "assistant"
@@ -83,7 +90,7 @@ class AssistantMessage(BaseModel):
         return "".join(b.text for b in self.thinking)
 
 
-class ToolResult(BaseModel):
+class ToolResult(LazyModel):
     """The one result every tool call gets, whatever happened to it."""
 
     role: Literal["tool"] = "tool"
@@ -95,4 +102,4 @@ class ToolResult(BaseModel):
 
 
 Item = Annotated[UserMessage | AssistantMessage | ToolResult, Field(discriminator="role")]
-ITEM_ADAPTER: TypeAdapter[Item] = TypeAdapter(Item)
+ITEM_ADAPTER: TypeAdapter[Item] = TypeAdapter(Item, config=ConfigDict(defer_build=True))

@@ -12,12 +12,12 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from .messages import AssistantMessage, Item, StopReason, ThinkingBlock, ToolCall, Usage
+from .messages import AssistantMessage, Item, LazyModel, StopReason, ThinkingBlock, ToolCall, Usage
 
 
-class ToolSpec(BaseModel):
+class ToolSpec(LazyModel):
     """A tool as the model sees it: name, description, JSON schema of its parameters."""
 
     name: str
@@ -25,7 +25,7 @@ class ToolSpec(BaseModel):
     parameters: dict[str, Any]
 
 
-class ForceTool(BaseModel):
+class ForceTool(LazyModel):
     """Tool choice that forces one named tool."""
 
     tool: str
@@ -49,12 +49,12 @@ class ModelRequest:
     max_output_tokens: int | None = None
 
 
-class TextDelta(BaseModel):
+class TextDelta(LazyModel):
     type: Literal["text"] = "text"
     text: str
 
 
-class ThinkingDelta(BaseModel):
+class ThinkingDelta(LazyModel):
     type: Literal["thinking"] = "thinking"
     text: str = ""
     signature: str | None = None  # replaces the block's signature when set
@@ -62,32 +62,32 @@ class ThinkingDelta(BaseModel):
     block: int | None = None  # provider block index; a new index starts a new thinking block
 
 
-class ToolCallStart(BaseModel):
+class ToolCallStart(LazyModel):
     type: Literal["tool_call_start"] = "tool_call_start"
     index: int
     id: str
     name: str
 
 
-class ToolCallDelta(BaseModel):
+class ToolCallDelta(LazyModel):
     type: Literal["tool_call_delta"] = "tool_call_delta"
     index: int
     arguments: str
 
 
-class ToolCallEnd(BaseModel):
+class ToolCallEnd(LazyModel):
     type: Literal["tool_call_end"] = "tool_call_end"
     index: int
 
 
-class StreamDone(BaseModel):
+class StreamDone(LazyModel):
     type: Literal["done"] = "done"
     stop_reason: StopReason
     usage: Usage = Field(default_factory=Usage)
     raw_stop_reason: str | None = None
 
 
-class StreamError(BaseModel):
+class StreamError(LazyModel):
     """A failure of the model call. ``retryable`` errors before any content may be retried."""
 
     type: Literal["error"] = "error"
@@ -95,7 +95,7 @@ class StreamError(BaseModel):
     retryable: bool = False
 
 
-class RetryNotice(BaseModel):
+class RetryNotice(LazyModel):
     """The provider is about to retry (surfaced as a ``retry`` event)."""
 
     type: Literal["retry"] = "retry"
