@@ -83,6 +83,8 @@ def main() -> int:
     tmp = tempfile.mkdtemp(prefix="owltui-bench-")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(XDG_CONFIG_HOME=f"{tmp}/config", XDG_DATA_HOME=f"{tmp}/data", OPENAI_API_KEY="bench")
+    # an installed owltui has its .pyc files; without this (set on some machines) every run recompiles
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     server = FirstRequest()
     cases = {
         "python -c pass": lambda: timed([sys.executable, "-c", "pass"], env, tmp),
