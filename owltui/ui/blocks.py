@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import time
 
-from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Collapsible, Static
 
+from .markdown_lines import MarkdownLines
 from .text import StreamCleaner, clean
 
 LANE_LABELS = {
@@ -85,50 +84,52 @@ class ThinkingBlock(Collapsible):
 
 
 class AssistantBlock(Vertical):
-    """Assistant text streamed through ``Markdown.get_stream``.
+    """Assistant text, streamed as Markdown one finished paragraph at a time.
 
-    Appends are batched (at most one write per ``WRITE_INTERVAL``) so the event loop stays free for
-    keystrokes, and a long answer is cut into segments at paragraph boundaries outside code fences,
-    so each append re-parses only the last segment, never the whole answer. A closed segment is
-    frozen into one widget (a Rich Markdown render) so layout cost stays flat in long answers.
+    Appends are batched (at most one write per ``WRITE_INTERVAL``, in this widget's own message loop,
+    so keystrokes are never queued behind Markdown work). The unfinished paragraph is drawn as plain
+    text in the ``tail`` Static (one wrap pass per write); once a blank line outside a code fence
+    closes it, it moves into the current segment, a ``MarkdownLines`` (Rich Markdown rendered once
+    per width into cached lines). A segment holds about ``SEGMENT_CHARS``, then a new one starts: each
+    write re-renders a bounded amount of text, and closed segments keep their cached lines and height
+    (no widget tree to re-mount or re-lay out).
     """
 
     DEFAULT_CSS = """
     AssistantBlock { height: auto; margin: 1 0 0 0; padding: 0 1; }
-    AssistantBlock Markdown { margin: 0; padding: 0; background: transparent; }
-    AssistantBlock .frozen { margin: 0 0 1 0; }
+    AssistantBlock > .segment { margin: 1 0 0 0; }
+    AssistantBlock > .-first { margin: 0; }
+    AssistantBlock > .tail.-after { margin: 1 0 0 0; }
     """
 
-    WRITE_INTERVAL = 0.1
-    SEGMENT_CHARS = 1500
-    FREEZE = True  # replace closed segments by one Static each
+    WRITE_INTERVAL = 0.05
+    SEGMENT_CHARS = 1000
 
     def __init__(self) -> None:
         super().__init__()
-        self.markdown = Markdown("")
-        self.segments: list[Markdown] = [self.markdown]
-        self._frozen_text = ""
-        self._stream: MarkdownStream | None = None
+        self.segments: list[MarkdownLines] = []
+        self.tail = Static("", classes="tail", markup=False)
+        self.tail.display = False
+        self._closed_text = ""
+        self._segment_text = ""
         self._cleaner = StreamCleaner()
         self._pending = ""
-        self._segment_text = ""
-        self._fences = 0
+        self._open = ""
         self._last_write = 0.0
         self._scheduled = False
         self.text = ""
         self.done = False
 
     def compose(self) -> ComposeResult:
-        yield self.markdown
+        yield self.tail
 
     @property
     def shown(self) -> str:
-        """The text handed to the Markdown widgets so far."""
-        return self._frozen_text + self.markdown.source
+        """The text drawn so far (Markdown segments, then the plain unfinished paragraph)."""
+        return self._closed_text + self._segment_text + self._open
 
     def feed(self, fragment: str) -> None:
-        """Queue text (called from the app's event handler: cheap, never awaits). The Markdown work
-        runs in this widget's own message loop, so keystrokes are never queued behind it."""
+        """Queue text (called from the app's event handler: cheap, never awaits)."""
         text = self._cleaner.feed(fragment)
         if not text:
             return
@@ -143,65 +144,65 @@ class AssistantBlock(Vertical):
                 self.call_later(self._write)
 
     def end(self) -> None:
-        """The message is complete: flush, close the stream (in this widget's loop), mark done."""
+        """The message is complete: flush everything as Markdown (in this widget's loop), mark done."""
         tail = self._cleaner.close()
         self.text += tail
         self._pending += tail
         self.call_later(self._finish)
 
-    async def _write(self) -> None:
+    async def _write(self, final: bool = False) -> None:
         self._scheduled = False
-        text, self._pending = self._pending, ""
         self._last_write = time.monotonic()
-        if not text:
+        if not self._pending and not final:
             return
-        while (cut := self._segment_cut(text)) is not None:
-            await self._stream_write(text[:cut])
-            await self._close_stream()
-            if self.FREEZE:
-                await self._freeze()
-            self.markdown = Markdown("")
-            self.segments.append(self.markdown)
-            self._segment_text = ""
-            await self.mount(self.markdown)
-            text = text[cut:]
-        await self._stream_write(text)
+        text = self._open + self._pending
+        self._pending = ""
+        cut = len(text) if final else self._paragraph_end(text)
+        closed, self._open = text[:cut], text[cut:]
+        with self.app.batch_update():
+            if closed:
+                await self._to_markdown(closed)
+            shown = self._open.strip("\n")
+            if shown:
+                self.tail.update(Text(shown))
+            self.tail.display = bool(shown)
 
-    def _segment_cut(self, text: str) -> int | None:
-        """Where to start a new segment in ``text``: the first blank line outside a code fence once
-        the segment holds ``SEGMENT_CHARS``."""
+    def _paragraph_end(self, text: str) -> int:
+        """Where the finished paragraphs of ``text`` end: after its last blank line outside a fence."""
+        pos = text.rfind("\n\n")
+        while pos >= 0:
+            if (self._segment_text + text[:pos]).count("```") % 2 == 0:
+                return pos + 2
+            pos = text.rfind("\n\n", 0, pos)
+        return 0
+
+    async def _to_markdown(self, text: str) -> None:
+        """Add finished paragraphs to the current segment, starting new segments as they fill."""
+        while text:
+            if not self.segments or len(self._segment_text) >= self.SEGMENT_CHARS:
+                self._closed_text += self._segment_text
+                self._segment_text = ""
+                first = not self.segments
+                self.segments.append(MarkdownLines(classes="segment -first" if first else "segment"))
+                await self.mount(self.segments[-1], before=self.tail)
+                if first:
+                    self.tail.add_class("-after")
+            cut = self._segment_cut(text)
+            part, text = text[:cut], text[cut:]
+            self._segment_text += part
+            self.segments[-1].set_source(self._segment_text)
+
+    def _segment_cut(self, text: str) -> int:
+        """How much of ``text`` goes to the current segment: up to the first blank line outside a
+        code fence once the segment holds ``SEGMENT_CHARS`` (all of it if there is none)."""
         pos = text.find("\n\n", max(0, self.SEGMENT_CHARS - len(self._segment_text)))
         while pos >= 0:
             if (self._segment_text + text[:pos]).count("```") % 2 == 0:
                 return pos + 2
             pos = text.find("\n\n", pos + 2)
-        return None
-
-    async def _stream_write(self, text: str) -> None:
-        if not text:
-            return
-        self._segment_text += text
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self.markdown)
-        await self._stream.write(text)
-
-    async def _close_stream(self) -> None:
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-
-    async def _freeze(self) -> None:
-        """Replace the current segment's widget tree by one Static rendering the same Markdown."""
-        source = self.markdown.source
-        self._frozen_text += source
-        frozen = Static(RichMarkdown(source), classes="frozen")
-        await self.mount(frozen, before=self.markdown)
-        await self.markdown.remove()
+        return len(text)
 
     async def _finish(self) -> None:
-        await self._write()
-        await self._close_stream()
-        if len(self.segments) > 1 and self.FREEZE:
-            await self._freeze()
-            self.markdown = Markdown("")
+        await self._write(final=True)
+        await self.tail.remove()
         self.done = True

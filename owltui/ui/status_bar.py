@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.text import Text
 from textual.widgets import Static
@@ -43,12 +43,17 @@ class StatusBar(Static):
     def __init__(self, id: str | None = None) -> None:
         super().__init__("", id=id)
         self.state = StatusState()
+        self._drawn: StatusState | None = None
 
     def on_mount(self) -> None:
         self.redraw()
 
     def redraw(self) -> None:
+        """Redraw if the state changed since the last draw (called once per batch of agent events)."""
         s = self.state
+        if s == self._drawn:
+            return
+        self._drawn = replace(s)
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(s.model, style="bold")
         t.append("  working" if s.running else "  idle", style="bold" if s.running else "")
@@ -65,4 +70,4 @@ class StatusBar(Static):
             t.append(f"  queue {s.steer} steer · {s.follow_up} follow-up")
         if s.jobs:
             t.append(f"  jobs {s.jobs}")
-        self.update(t)
+        self.update(t, layout=False)  # one line, fixed height: never changes the layout

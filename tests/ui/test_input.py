@@ -210,6 +210,7 @@ async def test_long_answer_is_segmented_and_frozen() -> None:
         await wait_for(pilot, lambda: any(b.done for b in app.conversation.query(AssistantBlock)), "done")
         block = app.conversation.query_one(AssistantBlock)
         assert len(block.segments) > 2
-        assert len(block.query(".frozen")) == len(block.segments)
+        assert len(block.query(".segment")) == len(block.segments)
+        assert not block.query(".tail")  # the unfinished paragraph went to Markdown at the end
         assert block.shown == body == block.text
         await app.action_quit()

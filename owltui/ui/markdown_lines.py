@@ -1,0 +1,61 @@
+"""A Markdown segment rendered once per width into cached lines (Line API, no child widgets)."""
+
+from __future__ import annotations
+
+from rich.markdown import Markdown as RichMarkdown
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
+
+
+class MarkdownLines(Widget):
+    """Rich Markdown drawn from a line cache: the text is rendered once per (source, width), so the
+    height is known to layout and scrolling or repainting never re-renders it."""
+
+    DEFAULT_CSS = """
+    MarkdownLines { height: auto; }
+    """
+
+    def __init__(self, source: str = "", classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self.source = source
+        self._lines: list[list[Segment]] = []
+        self._width = -1
+        self._strips: dict[int, Strip] = {}
+        self._strip_key: tuple[int, Style] | None = None
+
+    def set_source(self, source: str) -> None:
+        """Replace the Markdown text (re-rendered at the next layout)."""
+        self.source = source
+        self._width = -1
+        self.refresh(layout=True)
+
+    def _lines_at(self, width: int) -> list[list[Segment]]:
+        if width != self._width:
+            app = self.app
+            options = app.console_options.update_width(max(1, width)).update(highlight=False)
+            self._lines = app.console.render_lines(RichMarkdown(self.source), options, pad=False)
+            self._width = width
+            self._strips.clear()
+        return self._lines
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return container.width
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines_at(width)) if self.source else 0
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_size.width
+        lines = self._lines_at(width)
+        style = self.rich_style
+        if self._strip_key != (width, style):
+            self._strip_key = (width, style)
+            self._strips.clear()
+        strip = self._strips.get(y)
+        if strip is None:
+            line = lines[y] if y < len(lines) else []
+            strip = self._strips[y] = Strip(line).crop_extend(0, width, None).apply_style(style)
+        return strip
