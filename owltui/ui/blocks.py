@@ -102,7 +102,7 @@ class AssistantBlock(Vertical):
     AssistantBlock > .tail.-after { margin: 1 0 0 0; }
     """
 
-    WRITE_INTERVAL = 0.05
+    WRITE_INTERVAL = 0.15  # ~7 tail updates a second: keeps the loop free for keystrokes
     SEGMENT_CHARS = 1000
 
     def __init__(self) -> None:

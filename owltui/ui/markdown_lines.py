@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from rich.style import Style
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -22,22 +22,25 @@ class MarkdownLines(Widget):
         super().__init__(classes=classes)
         self.source = source
         self._lines: list[list[Segment]] = []
-        self._width = -1
+        self._key: tuple[int, bool] | None = None
         self._strips: dict[int, Strip] = {}
         self._strip_key: tuple[int, Style] | None = None
+        self._paint: tuple[list[list[Segment]], int, Style] = ([], 0, Style.null())
 
     def set_source(self, source: str) -> None:
         """Replace the Markdown text (re-rendered at the next layout)."""
         self.source = source
-        self._width = -1
+        self._key = None
         self.refresh(layout=True)
 
     def _lines_at(self, width: int) -> list[list[Segment]]:
-        if width != self._width:
-            app = self.app
+        app = self.app
+        dark = app.current_theme.dark
+        if self._key != (width, dark):
             options = app.console_options.update_width(max(1, width)).update(highlight=False)
-            self._lines = app.console.render_lines(RichMarkdown(self.source), options, pad=False)
-            self._width = width
+            markdown = RichMarkdown(self.source, code_theme="monokai" if dark else "friendly")
+            self._lines = app.console.render_lines(markdown, options, pad=False)
+            self._key = (width, dark)
             self._strips.clear()
         return self._lines
 
@@ -47,10 +50,14 @@ class MarkdownLines(Widget):
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._lines_at(width)) if self.source else 0
 
-    def render_line(self, y: int) -> Strip:
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # once per paint, not per line: the base style and the theme's line cache
         width = self.content_size.width
-        lines = self._lines_at(width)
-        style = self.rich_style
+        self._paint = (self._lines_at(width), width, self.rich_style)
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
+        lines, width, style = self._paint
         if self._strip_key != (width, style):
             self._strip_key = (width, style)
             self._strips.clear()
