@@ -40,6 +40,7 @@ class Agent:
         self._loop: Loop | None = None
         self._scope: anyio.CancelScope | None = None
         self._running = False
+        self._abort_pending = False
         self._run_listeners: list[Callable[[bool], None]] = []
         self.inbox.subscribe(self._on_inbox)
 
@@ -72,6 +73,9 @@ class Agent:
         self._set_running(True)
         initial = [UserMessage(text=text)] if text is not None else []
         cancel = CancelToken()
+        if self._abort_pending:  # aborted between start() and now: the run ends at its first check
+            self._abort_pending = False
+            cancel.cancel("aborted")
         loop = Loop(self.config, self.history, inbox=self.inbox, emitter=self.emitter, gate=self.gate,
                     requirement=self.requirement, cancel=cancel)
         self._loop = loop
@@ -85,14 +89,9 @@ class Agent:
             self._loop = None
             self.last_outcome = outcome
             self._set_running(False)
-        if self._tg is not None and outcome.reason == "done" and self.inbox.has():
-            self._tg.start_soon(self._run_bg, None, True)  # input landed as the run ended
+        if outcome.reason == "done" and self.inbox.has():
+            self.start(None)  # input landed as the run ended
         return outcome
-
-    async def _run_bg(self, text: str | None, wake: bool) -> None:
-        if self._running:
-            return
-        await self.run(text, wake=wake)
 
     def start(self, text: str | None = None) -> bool:
         """Start a background run (requires ``bind``). False when a run is going."""
@@ -130,6 +129,9 @@ class Agent:
             self.inbox.clear()
         loop, scope = self._loop, self._scope
         if loop is None:
+            if self._running:  # started, not yet begun
+                self._abort_pending = True
+                return True
             return False
         loop.cancel.cancel("aborted")
         if scope is not None:

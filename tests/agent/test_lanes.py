@@ -240,3 +240,16 @@ async def test_hook_append_and_steer_delivered_once_each() -> None:
     agent.steer("early")
     await agent.run("go")
     assert inputs(events) == [("user", "go"), ("steer", "early"), ("notice", "r1")]
+
+
+async def test_abort_right_after_prompt_before_the_run_begins() -> None:
+    agent, model, events = make_agent([Step(text="never")])
+    async with anyio.create_task_group() as tg:
+        agent.bind(tg)
+        assert agent.prompt("do it")
+        assert agent.abort()  # the run has not begun yet
+        await agent.wait_idle()
+        tg.cancel_scope.cancel()
+    assert model.calls == 0
+    assert user_texts(agent) == [("user", "do it")]
+    assert types(events)[0] == "agent_start" and events[-1].reason == "aborted"
