@@ -1,7 +1,8 @@
 """Subagents: the ``task`` tool runs a researcher on the same loop with read-only tools.
 
 A researcher differs from chat only in its prompt, its tools (the read-only ones), its hooks
-(stop repeating searches) and its history (an in-memory list). It shares the process-wide pause
+(stop repeating searches) and its history (an in-memory list). Its events go to the parent's emitter
+(``ctx.services["emitter"]``) marked with its name (``agent: "task-N"``). It shares the process-wide pause
 gate, so /pause freezes it too, and the parent's cancellation reaches it because it runs inside
 the parent's tool call. Read-only, so several tasks in one batch run concurrently.
 """
@@ -16,7 +17,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from owltui.agent.agent import Agent
-from owltui.agent.events import Event, ToolStart
+from owltui.agent.events import Emitter, Event, ToolStart
 from owltui.agent.hooks import Directive, Hooks
 from owltui.agent.loop import LoopConfig, RunState
 from owltui.agent.messages import ToolResult, UserMessage
@@ -79,6 +80,9 @@ class TaskTool:
                             hooks=researcher_hooks(), max_rounds=self._max_rounds,
                             workspace=self._workspace, services=ctx.services, name=name)
         child = Agent(config, gate=self._gate)
+        parent = ctx.service("emitter")
+        if isinstance(parent, Emitter):  # front ends see the subagent's events, marked with its name
+            child.emitter.subscribe(parent.emit)
 
         def progress(ev: Event) -> None:
             if isinstance(ev, ToolStart):

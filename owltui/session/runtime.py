@@ -313,9 +313,10 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     if tools is None:
         base = builtin_tools()
         tools = [*base, TaskTool(lambda: holder[0].agent.config.model, base, workspace)]
-    loop_config = chat_config(model, tools, workspace=workspace,
-                              permission=permissions.check, results=results, services={"jobs": jobs},
-                              max_rounds=config.max_rounds, steering=config.steering)
+    services = {"jobs": jobs, "emitter": emitter}  # the emitter: subagents report through it
+    loop_config = chat_config(model, tools, workspace=workspace, permission=permissions.check,
+                              results=results, services=services, max_rounds=config.max_rounds,
+                              steering=config.steering)
     agent = Agent(loop_config, history, inbox=Inbox(), emitter=emitter, gate=GATE,
                   requirement=RequirementSlot())
     if store is not None:

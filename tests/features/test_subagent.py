@@ -33,11 +33,15 @@ async def test_task_runs_a_researcher_with_read_only_tools_and_returns_its_repor
     task = TaskTool(factory, [echo, Fail()], tmp_path, gate=gate)
     agent, model, events = make_agent([Step(calls=[Call("task", {"prompt": "find x", "description": "find"})]),
                                        Step(text="done")], [task, echo, Fail()], gate=gate)
+    agent.config.services["emitter"] = agent.emitter
     out = await agent.run("go")
     assert out.text == "done"
     (r,) = results(agent)
     assert r.status == "ok" and r.content == "Report: found it"
     child_tools = [t.name for t in child_models[0].requests[0].tools]
+    sub = [e for e in events if e.agent is not None]
+    assert sub and all(e.agent.startswith("task-") for e in sub)  # forwarded, marked with its name
+    assert [e.type for e in sub][0] == "agent_start" and sub[-1].type == "agent_end"
     assert child_tools == ["echo", "read_result"]  # read-only only, no nested task
     assert any(e.type == "tool_update" and "[task-" in e.text for e in events)
 
