@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Collapsible, Static
 
-from .markdown_lines import MarkdownLines
+from .markdown_lines import MarkdownLines, render_markdown
 from .text import StreamCleaner, clean
 
 LANE_LABELS = {
@@ -117,6 +119,7 @@ class AssistantBlock(Vertical):
         self._open = ""
         self._last_write = 0.0
         self._scheduled = False
+        self._lock = asyncio.Lock()
         self.text = ""
         self.done = False
 
@@ -151,6 +154,10 @@ class AssistantBlock(Vertical):
         self.call_later(self._finish)
 
     async def _write(self, final: bool = False) -> None:
+        async with self._lock:  # a timer's write and the final flush never interleave
+            await self._write_locked(final)
+
+    async def _write_locked(self, final: bool) -> None:
         self._scheduled = False
         self._last_write = time.monotonic()
         if not self._pending and not final:
@@ -159,9 +166,19 @@ class AssistantBlock(Vertical):
         self._pending = ""
         cut = len(text) if final else self._paragraph_end(text)
         closed, self._open = text[:cut], text[cut:]
+        plan = self._plan(closed) if closed else []
+        # Markdown is rendered here, one segment per loop turn, not inside the next layout: a key
+        # press waits for at most one segment's render, and the frame after it only lays out
+        width = self.content_size.width
+        rendered: list[list[list[Segment]] | None] = []
+        for _new, source in plan:
+            rendered.append(render_markdown(self.app, source, width) if width > 0 else None)
+            await asyncio.sleep(0)
         with self.app.batch_update():
-            if closed:
-                await self._to_markdown(closed)
+            for (new, source), lines in zip(plan, rendered, strict=True):
+                if new:
+                    await self._new_segment()
+                self.segments[-1].set_source(source, lines, width)
             shown = self._open.strip("\n")
             if shown:
                 self.tail.update(Text(shown))
@@ -176,21 +193,32 @@ class AssistantBlock(Vertical):
             pos = text.rfind("\n\n", 0, pos)
         return 0
 
-    async def _to_markdown(self, text: str) -> None:
-        """Add finished paragraphs to the current segment, starting new segments as they fill."""
+    def _plan(self, text: str) -> list[tuple[bool, str]]:
+        """Add finished paragraphs to the current segment, starting new segments as they fill: the
+        sources to draw, each with whether it opens a new segment."""
+        plan: list[tuple[bool, str]] = []
+        new = not self.segments
         while text:
-            if not self.segments or len(self._segment_text) >= self.SEGMENT_CHARS:
+            if new or len(self._segment_text) >= self.SEGMENT_CHARS:
                 self._closed_text += self._segment_text
                 self._segment_text = ""
-                first = not self.segments
-                self.segments.append(MarkdownLines(classes="segment -first" if first else "segment"))
-                await self.mount(self.segments[-1], before=self.tail)
-                if first:
-                    self.tail.add_class("-after")
+                new = True
             cut = self._segment_cut(text)
             part, text = text[:cut], text[cut:]
             self._segment_text += part
-            self.segments[-1].set_source(self._segment_text)
+            if plan and not new:
+                plan[-1] = (plan[-1][0], self._segment_text)
+            else:
+                plan.append((new, self._segment_text))
+            new = False
+        return plan
+
+    async def _new_segment(self) -> None:
+        first = not self.segments
+        self.segments.append(MarkdownLines(classes="segment -first" if first else "segment"))
+        await self.mount(self.segments[-1], before=self.tail)
+        if first:
+            self.tail.add_class("-after")
 
     def _segment_cut(self, text: str) -> int:
         """How much of ``text`` goes to the current segment: up to the first blank line outside a

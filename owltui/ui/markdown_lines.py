@@ -5,9 +5,18 @@ from __future__ import annotations
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from rich.style import Style
+from textual.app import App
 from textual.geometry import Region, Size
 from textual.strip import Strip
 from textual.widget import Widget
+
+
+def render_markdown(app: App[object], source: str, width: int) -> list[list[Segment]]:
+    """``source`` rendered by Rich Markdown into lines of segments, ``width`` cells wide."""
+    dark = app.current_theme.dark
+    options = app.console_options.update_width(max(1, width)).update(highlight=False)
+    markdown = RichMarkdown(source, code_theme="monokai" if dark else "friendly")
+    return app.console.render_lines(markdown, options, pad=False)
 
 
 class MarkdownLines(Widget):
@@ -27,19 +36,22 @@ class MarkdownLines(Widget):
         self._strip_key: tuple[int, Style] | None = None
         self._paint: tuple[list[list[Segment]], int, Style] = ([], 0, Style.null())
 
-    def set_source(self, source: str) -> None:
-        """Replace the Markdown text (re-rendered at the next layout)."""
+    def set_source(self, source: str, lines: list[list[Segment]] | None = None, width: int = 0) -> None:
+        """Replace the Markdown text: ``lines`` (rendered ``width`` wide) if given, else rendered at
+        the next layout."""
         self.source = source
         self._key = None
+        if lines is not None and width > 0:
+            self._lines = lines
+            self._key = (width, self.app.current_theme.dark)
+            self._strips.clear()
         self.refresh(layout=True)
 
     def _lines_at(self, width: int) -> list[list[Segment]]:
         app = self.app
         dark = app.current_theme.dark
         if self._key != (width, dark):
-            options = app.console_options.update_width(max(1, width)).update(highlight=False)
-            markdown = RichMarkdown(self.source, code_theme="monokai" if dark else "friendly")
-            self._lines = app.console.render_lines(markdown, options, pad=False)
+            self._lines = render_markdown(app, self.source, width)
             self._key = (width, dark)
             self._strips.clear()
         return self._lines
