@@ -206,6 +206,8 @@ class OwlApp(App[int]):
             # start-up objects (modules, styles, widgets) move out of the collector's reach: a full
             # collection mid-stream would otherwise walk them all (50-70 ms, a visible hitch)
             gc.freeze()
+            first, second, _third = gc.get_threshold()
+            gc.set_threshold(first, second, 50)  # and run about 5x rarer (each walks what streaming kept)
             self.ready = True
             if self.initial_prompt:
                 self.agent.prompt(self.initial_prompt)
