@@ -41,7 +41,7 @@ async def test_task_runs_a_researcher_with_read_only_tools_and_returns_its_repor
     child_tools = [t.name for t in child_models[0].requests[0].tools]
     sub = [e for e in events if e.agent is not None]
     assert sub and all(e.agent.startswith("task-") for e in sub)  # forwarded, marked with its name
-    assert [e.type for e in sub][0] == "agent_start" and sub[-1].type == "agent_end"
+    assert sub[0].type == "agent_start" and sub[-1].type == "agent_end"
     assert child_tools == ["echo", "read_result"]  # read-only only, no nested task
     assert any(e.type == "tool_update" and "[task-" in e.text for e in events)
 
