@@ -9,7 +9,6 @@ subagents, tests).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -48,10 +47,6 @@ class Agent:
     @property
     def running(self) -> bool:
         return self._running
-
-    @property
-    def run_state(self) -> Any:
-        return self._loop.state if self._loop is not None else None
 
     def on_running(self, fn: Callable[[bool], None]) -> None:
         self._run_listeners.append(fn)

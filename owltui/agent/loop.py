@@ -460,8 +460,8 @@ class Loop:
     def _spill(self, name: str, out: ToolOutput) -> str:
         if out.full_output is None and not is_large(out.content):
             return out.content
-        store = self.cfg.results or ResultStore()
-        self.cfg.results = store
+        store = self.cfg.results
+        assert store is not None  # all_tools() creates it for any run that carries a tool
         rid, path = store.save(out.content, out.full_output)
         return store.preview(rid, path, name)
 

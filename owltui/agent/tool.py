@@ -7,7 +7,7 @@ output for the UI), and open-ended services (job manager, result store) supplied
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -63,5 +63,3 @@ def tool_spec(tool: Tool) -> ToolSpec:
 class ToolError(Exception):
     """Raised by a tool for an expected failure; becomes an error result with this message."""
 
-
-ToolRunner = Callable[[Any, ToolContext], Awaitable[ToolOutput]]

@@ -27,6 +27,7 @@ from owltui.agent.model import (
 )
 
 from .base import HTTPModel
+from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
 from .history import UserTurn, turns
 
@@ -117,9 +118,7 @@ class AnthropicParser:
         self.blocks: dict[int, list[Any]] = {}  # index -> [type, got_input_delta, initial_input]
 
     def _bad(self, event: str, data: str, why: str) -> list[StreamEvent]:
-        snippet = data[:120]
-        self.terminal = StreamError(message=f"anthropic: could not understand the {event!r} event from the "
-                                            f"server ({why}): {snippet!r}")
+        self.terminal = StreamError(message=bad_event_message("anthropic", event, data, why))
         return _NONE
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:

@@ -75,8 +75,3 @@ def lookup(provider: str, model: str) -> ModelInfo:
             return _info(model, prov, table[best], True)
     defaults = data["defaults"].get(provider, data["defaults"]["openai"])
     return _info(model, provider, defaults, False)
-
-
-def known_models(provider: str) -> list[str]:
-    """The catalogued model ids of a provider."""
-    return sorted(_data()["models"].get(provider, {}))

@@ -16,6 +16,11 @@ class ProviderConfigError(ProviderError):
     """The provider cannot be set up (unknown provider, missing API key, bad base URL)."""
 
 
+def bad_event_message(provider: str, event: str, data: str, why: str) -> str:
+    """The one line shown when a stream event cannot be understood (garbage on a data line)."""
+    return f"{provider}: could not understand the {event!r} event from the server ({why}): {data[:120]!r}"
+
+
 def is_retryable_status(status: int) -> bool:
     """408, 409, 429, 529 and every 5xx are worth another attempt."""
     return status in RETRYABLE_STATUS or 500 <= status <= 599

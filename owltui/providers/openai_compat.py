@@ -27,6 +27,7 @@ from owltui.agent.model import (
 )
 
 from .base import HTTPModel
+from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
 from .history import UserTurn, turns
 
@@ -127,8 +128,7 @@ class OpenAIParser:
         self.used_ids: set[str] = set()
 
     def _bad(self, event: str, data: str, why: str) -> list[StreamEvent]:
-        self.terminal = StreamError(message=f"openai: could not understand the {event!r} event from the "
-                                            f"server ({why}): {data[:120]!r}")
+        self.terminal = StreamError(message=bad_event_message("openai", event, data, why))
         return _NONE
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:

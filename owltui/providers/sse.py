@@ -9,8 +9,6 @@ have a space, and a last event with no blank line after it is delivered by ``clo
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
-
 SSEEvent = tuple[str, str]
 """(event name, data); the name is ``"message"`` when the server sent none."""
 
@@ -88,13 +86,3 @@ class SSEDecoder:
         self._data = data
         self._event = event
         return out
-
-
-async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SSEEvent]:
-    """Events from an async iterable of byte chunks (a convenience for tests and tools)."""
-    decoder = SSEDecoder()
-    async for chunk in chunks:
-        for ev in decoder.feed(chunk):
-            yield ev
-    for ev in decoder.close():
-        yield ev

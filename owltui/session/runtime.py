@@ -20,7 +20,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from owltui.agent.agent import Agent
-from owltui.agent.events import Emitter, JobFinished, JobStarted, Paused, Resumed
+from owltui.agent.events import Emitter, Paused, Resumed
 from owltui.agent.history import History, MemoryHistory
 from owltui.agent.inbox import Inbox
 from owltui.agent.model import Model
@@ -83,7 +83,6 @@ class Runtime:
         self.env = env
         self.active_jobs: dict[str, str] = {}  # job id -> command, for jobs still running
         self._tg: TaskGroup | None = None
-        self._own_tg = False
         self._unsubscribe: list[Callable[[], None]] = []
         self._changed: list[anyio.Event] = []
         self._closed = False
@@ -169,7 +168,6 @@ class Runtime:
     async def __aenter__(self) -> Runtime:
         tg = anyio.create_task_group()
         await tg.__aenter__()
-        self._own_tg = True
         self.start(tg)
         return self
 
@@ -230,12 +228,10 @@ class Runtime:
 
     def on_job(self, event: JobEvent) -> None:
         """Job manager callback: events for front ends; a finished job is an aside (wakes the agent)."""
+        self.emitter.emit(event.to_event())
         if event.kind == "started":
             self.active_jobs[event.job_id] = event.command
-            self.emitter.emit(JobStarted(job_id=event.job_id, command=event.command))
         else:
-            self.emitter.emit(JobFinished(job_id=event.job_id, command=event.command,
-                                          exit_code=event.exit_code))
             if not self._closed:
                 self.agent.aside(event.aside_text(), source="job")
             self.active_jobs.pop(event.job_id, None)

@@ -25,7 +25,6 @@ from owltui.agent.messages import ITEM_ADAPTER, Item, UserMessage
 from .redact import Redactor
 
 FORMAT_VERSION = 1
-QUEUE_LANES = ("steer", "follow_up", "aside")
 Warn = Callable[[str], None]
 
 

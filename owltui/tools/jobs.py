@@ -142,11 +142,6 @@ class JobManager:
     def running(self) -> bool:
         return any(job.running for job in self._jobs.values())
 
-    async def wait_all(self) -> None:
-        """Wait until no job is running (print mode ends only then)."""
-        for job in list(self._jobs.values()):
-            await job.proc.wait()
-
     async def kill(self, job_id: str) -> Job:
         job = self.get(job_id)
         if job is None:

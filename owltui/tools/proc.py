@@ -101,10 +101,6 @@ class OutputSink:
             if self._file is not None:
                 self._file.close()
 
-    @property
-    def spilled(self) -> bool:
-        return self.path is not None
-
     def take_progress(self) -> str:
         with self._lock:
             text = "".join(self._progress)
@@ -322,6 +318,3 @@ class Proc:
             with contextlib.suppress(OSError):
                 self.sink.path.unlink()
 
-    def kill_sync(self, grace: float = KILL_GRACE) -> None:
-        self.killed = True
-        kill_groups_sync([self.pgid], grace)

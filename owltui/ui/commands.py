@@ -24,7 +24,6 @@ COMMANDS: tuple[Command, ...] = (
     Command("help", "", "keys and commands"),
     Command("quit", "", "leave OwlTUI"),
 )
-BY_NAME = {c.name: c for c in COMMANDS}
 
 
 def parse(text: str) -> tuple[str, str] | None:
