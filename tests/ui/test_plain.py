@@ -22,15 +22,47 @@ from .conftest import SlowTool
 pytestmark = pytest.mark.anyio
 
 
+class _Changes:
+    """Set whenever something a test waits for may have changed: REPL output, agent events, the
+    inbox, the pause gate, the requirement slot, the REPL's exit. Waiting is on this, not on time."""
+
+    def __init__(self) -> None:
+        self.event: anyio.Event | None = None
+
+    def poke(self, *_args: object) -> None:
+        if self.event is not None:
+            self.event.set()
+
+    def watch(self, runtime: LocalRuntime) -> None:
+        runtime.emitter.subscribe(self.poke)
+        runtime.agent.on_running(self.poke)
+        runtime.inbox.subscribe(self.poke)
+        runtime.gate.subscribe(self.poke)
+        runtime.requirement.subscribe(self.poke)
+
+
+CHANGES = _Changes()
+
+
+class _Output(list[str]):
+    def append(self, line: str) -> None:
+        super().append(line)
+        CHANGES.poke()
+
+
 async def until(cond: Callable[[], bool], what: str) -> None:
-    """Poll a condition of the REPL (driven from outside through its pipe input), bounded."""
-    with anyio.fail_after(10, shield=False):
-        while not cond():  # noqa: ASYNC110
-            await anyio.sleep(0.005)
+    """Wait, bounded, until ``cond()`` holds, re-checking it after each change."""
+    with anyio.fail_after(10):
+        while True:
+            CHANGES.event = anyio.Event()
+            if cond():
+                return
+            await CHANGES.event.wait()
 
 
 async def drive(runtime, script: Callable[..., object]) -> list[str]:
-    out: list[str] = []
+    out = _Output()
+    CHANGES.watch(runtime)
     repl = PlainRepl(runtime, write=out.append)
     with create_pipe_input() as inp:
         session: PromptSession[str] = PromptSession(input=inp, output=DummyOutput())
@@ -39,6 +71,7 @@ async def drive(runtime, script: Callable[..., object]) -> list[str]:
 
             async def main() -> None:
                 result.append(await repl.run(session=session))
+                CHANGES.poke()
 
             tg.start_soon(main)
             await script(inp, out, repl)
