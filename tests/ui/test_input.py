@@ -30,6 +30,14 @@ async def type_text(pilot, text: str) -> None:
     await pilot.press(*[{" ": "space"}.get(c, c) for c in text])
 
 
+async def start_run(pilot, app, text: str = "go") -> None:
+    """Send ``text`` once the app is ready and wait until the run it starts is going."""
+    await wait_for(pilot, lambda: app.ready)
+    await type_text(pilot, text)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.agent.running)
+
+
 async def test_enter_while_running_steers_and_reaches_model() -> None:
     mid = anyio.Event()
     app = make_app([Step(text="first part second part", chunk=5, mid_gate=mid), Step(text="ok, steered")])
@@ -59,10 +67,7 @@ async def test_follow_up_keys(key: str) -> None:
     mid = anyio.Event()
     app = make_app([Step(text="working on it", chunk=4, mid_gate=mid), Step(text="and the follow-up")])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        await type_text(pilot, "go")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.agent.running)
+        await start_run(pilot, app)
         await type_text(pilot, "then tests")
         await pilot.press(key)
         await wait_for(pilot, lambda: app.runtime.inbox.texts("follow_up") == ["then tests"])
@@ -77,10 +82,7 @@ async def test_alt_up_pops_last_queued_into_editor() -> None:
     gate = anyio.Event()
     app = make_app([Step(text="x", gate=gate)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        await type_text(pilot, "go")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.agent.running)
+        await start_run(pilot, app)
         await type_text(pilot, "one")
         await pilot.press("enter")
         await type_text(pilot, "two")
@@ -98,10 +100,7 @@ async def test_escape_aborts_and_keeps_queue() -> None:
     gate = anyio.Event()
     app = make_app([Step(text="never", gate=gate)])
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        await type_text(pilot, "go")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.agent.running)
+        await start_run(pilot, app)
         await type_text(pilot, "later")
         await pilot.press("ctrl+j")
         await pilot.press("escape")
