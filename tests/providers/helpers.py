@@ -23,13 +23,11 @@ from owltui.agent.model import (
 from owltui.providers.retry import RetryPolicy
 
 T = TypeVar("T")
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "sse"
+FIXTURES = Path(__file__).resolve().parent / "sse_fixtures"  # real-server recordings; SOURCES.json says where from
 
 
 def fixtures_dir() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.skip(f"shared SSE fixtures not found at {FIXTURES.resolve()} "
-                    "(the shared/ folder must sit beside the repo)")
+    assert FIXTURES.is_dir(), f"SSE fixtures missing at {FIXTURES}"
     return FIXTURES
 
 
