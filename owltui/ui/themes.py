@@ -1,8 +1,8 @@
 """Theme files: ``*.toml`` validated with pydantic and turned into Textual themes.
 
-Searched in order (a later file with the same name wins): the themes shipped inside the package,
-the repository's ``themes/`` folder (when running from a checkout), and
-``$XDG_CONFIG_HOME/owltui/themes/``. A bad file yields a warning naming the file and the field.
+Searched in order (a later file with the same name wins): the themes shipped inside the package
+(``owltui/ui/themes`` is a link to the repository's top-level ``themes/``, the one copy; the wheel
+carries the files), then ``$XDG_CONFIG_HOME/owltui/themes/``. A bad file yields a warning naming the file and the field.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 PACKAGE_THEMES = Path(__file__).parent / "themes"
-REPO_THEMES = Path(__file__).resolve().parents[2] / "themes"
 
 
 def _color(value: str) -> str:
@@ -71,11 +70,7 @@ class ThemeLoad:
 def theme_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
     env = os.environ if env is None else env
     base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".config")
-    dirs = [PACKAGE_THEMES]
-    if REPO_THEMES.is_dir() and REPO_THEMES.resolve() != PACKAGE_THEMES.resolve():
-        dirs.append(REPO_THEMES)
-    dirs.append(Path(base) / "owltui" / "themes")
-    return dirs
+    return [PACKAGE_THEMES, Path(base) / "owltui" / "themes"]
 
 
 def load_theme_file(path: Path) -> Theme:
