@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from owltui import __version__
+from owltui.providers.table import NAMES as PROVIDER_NAMES
 
 if TYPE_CHECKING:
     from owltui.session.runtime import Options
@@ -40,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--sessions", action="store_true", help="list this directory's sessions and exit")
     p.add_argument("--output", choices=("text", "jsonl"), default="text",
                    help="print mode output: the final text (default) or every event as JSON lines")
-    p.add_argument("--provider", choices=("anthropic", "openai", "demo"), help="model provider")
+    p.add_argument("--provider", choices=PROVIDER_NAMES, help="model provider")
     p.add_argument("--model", help="model id; PROVIDER:NAME also selects the provider")
     p.add_argument("--base-url", help="provider base URL (openai: with /v1; anthropic: without)")
     p.add_argument("--yes", action="store_true", help="approve every tool call")

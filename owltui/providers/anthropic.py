@@ -30,9 +30,10 @@ from .base import HTTPModel
 from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
 from .history import UserTurn, turns
+from .table import PROVIDERS
 
 ANTHROPIC_VERSION = "2023-06-01"
-DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_BASE_URL = PROVIDERS["anthropic"].default_base_url or ""
 EPHEMERAL = {"type": "ephemeral"}
 STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "refusal": "stop",

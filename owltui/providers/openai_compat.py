@@ -30,8 +30,9 @@ from .base import HTTPModel
 from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
 from .history import UserTurn, turns
+from .table import PROVIDERS
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_BASE_URL = PROVIDERS["openai"].default_base_url or ""
 STOP_REASONS: dict[str, StopReason] = {
     "stop": "stop", "end_turn": "stop", "eos": "stop", "content_filter": "stop",
     "tool_calls": "tool_use", "function_call": "tool_use", "tool_use": "tool_use",

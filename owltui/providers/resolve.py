@@ -10,25 +10,25 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
 from owltui.agent.model import Model
 
-from .anthropic import DEFAULT_BASE_URL as ANTHROPIC_BASE_URL
 from .anthropic import AnthropicModel
 from .demo import DemoModel
 from .errors import ProviderConfigError
-from .openai_compat import DEFAULT_BASE_URL as OPENAI_BASE_URL
 from .openai_compat import OpenAICompatModel
+from .table import NAMES as PROVIDERS
+from .table import PROVIDERS as TABLE
+from .table import ProviderName
 
-ProviderName = Literal["anthropic", "openai", "demo"]
-PROVIDERS: tuple[ProviderName, ...] = ("anthropic", "openai", "demo")
-DEFAULT_MODELS: dict[ProviderName, str] = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1",
-                                           "demo": "demo"}
-KEY_ENV: dict[ProviderName, str] = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-BASE_ENV: dict[ProviderName, str] = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+DEFAULT_MODELS: dict[ProviderName, str] = {name: info.default_model for name, info in TABLE.items()}
+KEY_ENV: dict[ProviderName, str] = {n: i.key_env for n, i in TABLE.items() if i.key_env}
+BASE_ENV: dict[ProviderName, str] = {n: i.base_env for n, i in TABLE.items() if i.base_env}
+ANTHROPIC_BASE_URL = TABLE["anthropic"].default_base_url or ""
+OPENAI_BASE_URL = TABLE["openai"].default_base_url or ""
 LOCAL_BASE_URL = "http://127.0.0.1:11434/v1"
 
 Probe = Callable[[str], list[str] | None]
@@ -84,7 +84,7 @@ def _check(provider: str | None, what: str) -> ProviderName | None:
         return None
     if provider not in PROVIDERS:
         raise ProviderConfigError(f"Unknown provider {provider!r} from {what}: "
-                                  "use one of anthropic, openai, demo.")
+                                  f"use one of {', '.join(PROVIDERS)}.")
     return provider
 
 
@@ -99,7 +99,7 @@ def _explicit(provider: ProviderName, model: str | None, base_url: str | None, e
         return ResolvedProvider("demo", model or "demo", None, None, source)
     base = base_url or env.get(BASE_ENV[provider]) or None
     key = env.get(KEY_ENV[provider]) or None
-    default_base = ANTHROPIC_BASE_URL if provider == "anthropic" else OPENAI_BASE_URL
+    default_base = TABLE[provider].default_base_url
     if key is None:
         official = base is None or "api.openai.com" in base or "api.anthropic.com" in base
         if provider == "anthropic" or official:

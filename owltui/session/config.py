@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from owltui.providers.table import ProviderName
+
 from .paths import config_file
 
 PermissionMode = Literal["ask", "edits", "yolo", "read-only"]  # owltui.tools.permissions.Mode
@@ -29,7 +31,7 @@ class Config(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
-    provider: Literal["anthropic", "openai", "demo"] | None = None
+    provider: ProviderName | None = None
     model: str | None = None
     base_url: str | None = None
     permission_mode: PermissionMode = "ask"
