@@ -100,10 +100,8 @@ def _run(argv: Sequence[str] | None) -> int:
         return 0
     words: list[str] = list(args.prompt)
     if words[:1] == ["run"] and len(words) == 2 and not (args.print_mode or args.rpc or args.plain):
-        run_playbook = _load_front_end("owltui.modes.playbook_mode", "run_playbook") \
-            or _load_front_end("owltui.features.playbook", "run_playbook")
-        if run_playbook is None:
-            return _fail("playbook runs are not available in this build (no run_playbook).")
+        from owltui.modes.playbook_mode import run_playbook
+
         return int(run_playbook(Path(words[1]), options_from(args, interactive=False)))
     prompt = " ".join(words) if words else None
     if args.sessions:
