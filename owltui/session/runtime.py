@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -37,6 +37,8 @@ from .store import SessionStore
 if TYPE_CHECKING:
     from owltui.tools.jobs import JobEvent, JobManager
     from owltui.tools.permissions import PermissionPolicy
+
+    from .sources import ToolSource
 
 Warn = Callable[[str], None]
 
@@ -66,8 +68,9 @@ class Runtime:
     """One agent and everything around it. Build with ``build_runtime``."""
 
     def __init__(self, *, agent: Agent, config: Config, options: Options, model_label: str,
-                 store: SessionStore | None, approvals: ApprovalBroker, jobs: JobManager | None,
-                 permissions: PermissionPolicy | None, env: Mapping[str, str]) -> None:
+                 store: SessionStore | None, approvals: ApprovalBroker,
+                 permissions: PermissionPolicy | None, env: Mapping[str, str],
+                 jobs: JobManager | None = None) -> None:
         self.agent = agent
         self.emitter: Emitter = agent.emitter
         self.inbox: Inbox = agent.inbox
@@ -82,6 +85,7 @@ class Runtime:
         self.permissions = permissions
         self.env = env
         self.active_jobs: dict[str, str] = {}  # job id -> command, for jobs still running
+        self.sources: list[ToolSource] = []
         self._tg: TaskGroup | None = None
         self._unsubscribe: list[Callable[[], None]] = []
         self._changed: list[anyio.Event] = []
@@ -179,10 +183,17 @@ class Runtime:
         tg.cancel_scope.cancel()
         return await tg.__aexit__(exc_type, exc, tb)
 
+    def add_sources(self, sources: Sequence[ToolSource]) -> None:
+        """Tool sources to start with the runtime and close with it (their tools are fixed at build)."""
+        self.sources.extend(sources)
+
     def start(self, tg: TaskGroup) -> None:
-        """Bind to ``tg`` (the caller's, e.g. the TUI's) and start forwarding gate changes."""
+        """Bind to ``tg`` (the caller's, e.g. the TUI's), start the tool sources in it (in the
+        background: nothing waits for them) and start forwarding gate changes."""
         self._tg = tg
         self.agent.bind(tg)
+        for source in self.sources:
+            tg.start_soon(source.start, name=f"tool source {source.name}")
         self._unsubscribe.append(self.gate.subscribe(self._on_gate))
 
     async def aclose(self) -> None:
@@ -197,6 +208,8 @@ class Runtime:
                     await self.agent.wait_idle()
             if self.jobs is not None:
                 await self.jobs.shutdown()
+            for source in reversed(self.sources):
+                await source.aclose()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe.clear()
@@ -262,9 +275,9 @@ def _open_store(options: Options, env: Mapping[str, str], label: str, redactor: 
         path = find_session(sessions_root(env), options.resume)
         return SessionStore.open(path, redactor, warn)
     if options.continue_session:
-        path = latest_session(sessions_dir(workspace, env))
-        if path is not None:
-            return SessionStore.open(path, redactor, warn)
+        latest = latest_session(sessions_dir(workspace, env))
+        if latest is not None:
+            return SessionStore.open(latest, redactor, warn)
         warn("no earlier session in this directory: starting a new one")
     return SessionStore.create(sessions_dir(workspace, env), workspace, label, redactor)
 
@@ -273,14 +286,15 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
                   warn: Warn | None = None, tools: list[Any] | None = None) -> Runtime:
     """Everything wired; raises ConfigError / ProviderConfigError / SessionError with one clear sentence.
 
-    ``model`` overrides provider resolution (tests pass a ScriptedModel); ``tools`` the built-in set
-    (the tools of section 5 of the contract, ``task`` included).
+    The composition root: configuration, provider, session, then the runtime itself, then what hangs
+    off it (jobs, tool sources). ``model`` overrides provider resolution (tests pass a ScriptedModel);
+    ``tools`` replaces the built-in sources (the tools of section 5 of the contract, ``task`` included).
     """
     from owltui.features.chat import chat_config
-    from owltui.features.subagent import TaskTool
     from owltui.tools.jobs import JobManager
     from owltui.tools.permissions import PermissionPolicy
-    from owltui.tools.registry import builtin_tools
+
+    from .sources import StaticSource, builtin_source, collect_tools, task_source
 
     env = dict(os.environ if env is None else env)
     warn = warn or _stderr_warn
@@ -304,13 +318,8 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     approvals = ApprovalBroker(emitter)
     permissions = PermissionPolicy(workspace, config.permission_mode,
                                    approvals.ask if options.interactive else None)
-    holder: list[Runtime] = []
-    jobs = JobManager(on_event=lambda ev: holder[0].on_job(ev) if holder else None)
-    if tools is None:
-        base = builtin_tools()
-        tools = [*base, TaskTool(lambda: holder[0].agent.config.model, base, workspace)]
-    services = {"jobs": jobs, "emitter": emitter}  # the emitter: subagents report through it
-    loop_config = chat_config(model, tools, workspace=workspace, permission=permissions.check,
+    services: dict[str, Any] = {"emitter": emitter}  # the emitter: subagents report through it
+    loop_config = chat_config(model, [], workspace=workspace, permission=permissions.check,
                               results=results, services=services, max_rounds=config.max_rounds,
                               steering=config.steering)
     agent = Agent(loop_config, history, inbox=Inbox(), emitter=emitter, gate=GATE,
@@ -320,6 +329,14 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
             store.record_model(label)
         store.attach(agent.inbox)
     runtime = Runtime(agent=agent, config=config, options=options, model_label=label, store=store,
-                      approvals=approvals, jobs=jobs, permissions=permissions, env=env)
-    holder.append(runtime)
+                      approvals=approvals, permissions=permissions, env=env)
+    runtime.jobs = services["jobs"] = JobManager(on_event=runtime.on_job)
+    if tools is None:
+        builtin = builtin_source()
+        sources: list[ToolSource] = [builtin, task_source(lambda: runtime.agent.config.model,
+                                                          builtin.tools(), workspace)]
+    else:
+        sources = [StaticSource("given", tools)]
+    runtime.add_sources(sources)
+    agent.config.set_tools(collect_tools(runtime.sources))
     return runtime
