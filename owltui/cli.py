@@ -104,6 +104,8 @@ def _run(argv: Sequence[str] | None) -> int:
 
         return int(run_playbook(Path(words[1]), options_from(args, interactive=False)))
     prompt = " ".join(words) if words else None
+    if prompt is not None and not prompt.strip():
+        parser.error("the prompt is empty: give a prompt with words in it")
     if args.sessions:
         from owltui.session.paths import sessions_dir
         from owltui.session.sessions import format_listing, list_sessions

@@ -148,7 +148,23 @@ def resolve_provider(provider: str | None = None, model: str | None = None, base
                 return ResolvedProvider("openai", pick, local, None, "local server")
     if base_url is not None:
         return _explicit("openai", model_name, base_url, env, "--base-url", probe)
+    if model_name is not None:
+        raise _unservable(model_name)
     return ResolvedProvider("demo", "demo", None, None, "demo")
+
+
+def _unservable(model: str) -> ProviderConfigError:
+    """A model was asked for and nothing can serve it: never fall back to the demo silently."""
+    from .catalog import lookup
+
+    info = lookup("openai", model)
+    entry = TABLE[info.provider] if info.known and info.provider in TABLE else None
+    if entry is not None and entry.key_env:
+        return ProviderConfigError(f"model {model!r} needs the {entry.name} provider: no API key: set "
+                                   f"{entry.key_env} (or choose another provider with --provider).")
+    keys = " or ".join(i.key_env for i in TABLE.values() if i.key_env)
+    return ProviderConfigError(f"model {model!r}: no provider can serve it: set {keys}, or pass "
+                               f"--base-url for an OpenAI-compatible server (no local server answered).")
 
 
 def make_model(resolved: ResolvedProvider, **opts: Any) -> Model:

@@ -54,3 +54,18 @@ def test_help_and_version_flags(env: dict[str, str], workspace: Path) -> None:
     assert r.returncode == 0 and "--rpc" in r.stdout and "--continue" in r.stdout
     r = run_cli(["--version"], env, workspace)
     assert r.returncode == 0 and r.stdout.strip().startswith("owltui ")
+
+
+def test_empty_prompt_is_a_usage_error_in_every_mode(env: dict[str, str], workspace: Path) -> None:
+    for args in (["-p", ""], ["-p", "   "], ["--plain", " "], [" \t"]):
+        r = run_cli([*args, "--provider", "demo", "--no-session"], env, workspace)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "empty" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_model_asked_for_with_no_key_is_exit_1_naming_the_variable(env: dict[str, str],
+                                                                    workspace: Path) -> None:
+    env = {k: v for k, v in env.items() if not k.endswith("_API_KEY") and not k.endswith("_BASE_URL")}
+    r = run_cli(["-p", "hi", "--model", "gpt-4.1", "--no-session"], env, workspace)
+    assert r.returncode == 1 and "OPENAI_API_KEY" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -27,3 +27,17 @@ def test_catalog_names_only_table_providers() -> None:
     data = json.loads((Path(providers.__file__).parent / "catalog.json").read_text())
     assert set(data["models"]) <= set(PROVIDERS)
     assert set(data["defaults"]) <= set(PROVIDERS)
+
+
+def test_a_model_asked_for_never_falls_back_to_the_demo() -> None:
+    import pytest
+
+    from owltui.providers import ProviderConfigError, resolve_provider
+
+    for model, needle in (("gpt-4.1", "OPENAI_API_KEY"), ("claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+                          ("foo:bar", "--base-url")):
+        with pytest.raises(ProviderConfigError, match=needle):
+            resolve_provider(model=model, env={}, probe=lambda url: None)
+        with pytest.raises(ProviderConfigError, match=needle):
+            resolve_provider(config_model=model, env={}, probe=lambda url: None)
+    assert resolve_provider(env={}, probe=lambda url: None).provider == "demo"
