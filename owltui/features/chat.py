@@ -13,6 +13,8 @@ from owltui.agent.model import Model
 from owltui.agent.results import ResultStore
 from owltui.agent.tool import Tool
 
+from .instructions import SubdirInstructions
+
 SYSTEM_PROMPT = """\
 You are OwlTUI, a coding agent working in a terminal, in the repository at {workspace} ({os}).
 You help the user with software work by reading files, editing them and running commands through
@@ -39,8 +41,13 @@ def chat_config(model: Model, tools: Sequence[Tool], *, workspace: Path,
                 services: dict[str, Any] | None = None, max_rounds: int = 40,
                 steering: Literal["batch", "immediate"] = "batch", hooks: Hooks | None = None,
                 project_notes: str = "") -> LoopConfig:
-    """The loop configuration for chat (also used by print mode, RPC and plain mode)."""
+    """The loop configuration for chat (also used by print mode, RPC and plain mode).
+
+    ``project_notes`` (the project's instructions, see ``features.instructions``) end the system
+    prompt; ``AGENTS.md`` files in subdirectories join the conversation when a file there is read."""
+    hooks = hooks or Hooks()
+    hooks.after_tools = SubdirInstructions(workspace.resolve()).hook(hooks.after_tools)
     return LoopConfig(model=model, system_prompt=system_prompt(workspace, project_notes), tools=tools,
-                      hooks=hooks or Hooks(), max_rounds=max_rounds, steering=steering,
+                      hooks=hooks, max_rounds=max_rounds, steering=steering,
                       permission=permission, results=results, workspace=workspace,
                       services=services if services is not None else {})

@@ -291,9 +291,11 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     ``tools`` replaces the built-in sources (the tools of section 5 of the contract, ``task`` included).
     """
     from owltui.features.chat import chat_config
+    from owltui.features.instructions import instructions_text
     from owltui.tools.jobs import JobManager
     from owltui.tools.permissions import PermissionPolicy
 
+    from .paths import config_dir
     from .sources import StaticSource, builtin_source, collect_tools, task_source
 
     env = dict(os.environ if env is None else env)
@@ -319,9 +321,10 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     permissions = PermissionPolicy(workspace, config.permission_mode,
                                    approvals.ask if options.interactive else None)
     services: dict[str, Any] = {"emitter": emitter}  # the emitter: subagents report through it
+    notes = instructions_text(workspace, config_dir(env))
     loop_config = chat_config(model, [], workspace=workspace, permission=permissions.check,
                               results=results, services=services, max_rounds=config.max_rounds,
-                              steering=config.steering)
+                              steering=config.steering, project_notes=notes)
     agent = Agent(loop_config, history, inbox=Inbox(), emitter=emitter, gate=GATE,
                   requirement=RequirementSlot())
     if store is not None:
