@@ -121,6 +121,27 @@ def _summary(result: ToolResult) -> str:
     return f"The {result.name} call returned: {head}" if head else f"The {result.name} call returned nothing."
 
 
+_STEP = re.compile(r"^(\d+)\. (.+)((?:\n   .*)*)", re.MULTILINE)
+
+
+def _playbook_step(system: str, msgs: Sequence[Item]) -> tuple[str, tuple[str, dict[str, Any]] | None]:
+    """A playbook run (``step_complete`` offered): do each step's plain request, then mark it done."""
+    steps_text = system.rsplit("Steps:\n", 1)[-1] if "Steps:\n" in system else ""
+    steps = [(m.group(2).strip(), m.group(3).replace("\n   ", " ").strip()) for m in _STEP.finditer(steps_text)]
+    done = sum(1 for m in msgs if isinstance(m, ToolResult) and m.name == "step_complete" and m.status == "ok")
+    if done >= len(steps):
+        return f"All {len(steps)} steps are complete.", None
+    step, (title, body) = done + 1, steps[done]
+    since = _results_since_assistant(msgs)
+    worked = [r for r in since if r.name != "step_complete"]
+    planned = plan(body) or plan(title)
+    text = body or title
+    if worked or planned is None:
+        summary = " ".join(_summary(r) for r in worked) or f"Nothing to run for “{text}”."
+        return f"Step {step} is done.", ("step_complete", {"step": step, "summary": summary})
+    return f"Step {step}: {text}", planned
+
+
 class DemoModel:
     """Offline stand-in model. ``delay`` is the pause per streamed word (0 in tests)."""
 
@@ -140,6 +161,8 @@ class DemoModel:
         if isinstance(choice, ForceTool):
             return f"Calling {choice.tool} as required.", (choice.tool, plausible_args(choice.tool, text))
         last = msgs[-1] if msgs else None
+        if "step_complete" in available and choice != "none":
+            return _playbook_step(request.system, msgs)
         if isinstance(last, ToolResult):
             results = _results_since_assistant(msgs)
             return " ".join(_summary(r) for r in results) or "The tool returned nothing.", None

@@ -45,3 +45,18 @@ def test_playbook_left_unfinished_exits_1_naming_the_steps(fake: FakeOpenAI, env
     assert r.returncode == 1
     assert "steps not complete: 1, 2" in r.stderr
     assert len(fake.requests) == 4
+
+
+def test_the_documented_example_runs_offline_on_the_demo_model(env: dict[str, str], workspace: Path) -> None:
+    """docs/playbooks.md: `owltui run examples/first-look.md --provider demo --yes`."""
+    repo = Path(__file__).resolve().parents[2]
+    doc = (repo / "docs" / "playbooks.md").read_text()
+    assert "owltui run examples/first-look.md --provider demo --yes" in doc
+    (workspace / "README.md").write_text("# A project\n\nIt does things.\n")
+    (workspace / "main.py").write_text("# TODO: handle errors\n")
+    r = run_cli(["run", str(repo / "examples" / "first-look.md"), "--provider", "demo", "--yes"], env, workspace)
+    assert r.returncode == 0, r.stderr
+    for n in (1, 2, 3, 4):
+        assert f"✓ Step {n} complete" in r.stderr
+    assert "did not succeed" not in r.stderr
+    assert (workspace / "first-look.txt").read_text().startswith("looked around")
