@@ -1,8 +1,19 @@
-"""The ``bash`` tool: run a command in the user's shell, wait up to a cap, then hand it to the jobs."""
+"""The ``bash`` tool: run a command in the user's shell, wait up to a cap, then hand it to the jobs.
+
+Commands run under the session's sandbox (``ctx.services["sandbox"]``, a ``SandboxPolicy``; without
+one, the default workspace-write policy for the workspace) with their output scrubbed by
+``ctx.services["redactor"]``. A command the sandbox stopped gets a result that says so, with
+``details["sandbox_blocked"] = True``. When the host offers ``ctx.services["sandbox_rerun"]`` (an
+``async (call_id, command, reason) -> bool`` that asks the user), a blocked command is re-run once
+outside the sandbox if the user agrees; ``run(..., sandboxed=False)`` does that directly. Neither is
+a parameter the model can set.
+"""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import anyio
 from pydantic import Field
@@ -11,7 +22,10 @@ from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 
 from .base import Params
 from .jobs import JobManager, job_result
-from .proc import Proc, default_spill_dir
+from .proc import Proc, Scrubber, default_spill_dir
+from .sandbox import SandboxPolicy
+
+Rerun = Callable[[str, str, str], Awaitable[bool]]
 
 DEFAULT_TIMEOUT = 90.0
 MAX_TIMEOUT = 600.0
@@ -28,10 +42,29 @@ class BashParams(Params):
     )
 
 
+_default_policies: dict[Path, SandboxPolicy] = {}
+
+
+def sandbox_for(ctx: ToolContext) -> SandboxPolicy:
+    """The session's sandbox, or the default (workspace-write) one for a host that set none."""
+    policy = ctx.service("sandbox")
+    if isinstance(policy, SandboxPolicy):
+        return policy
+    policy = _default_policies.get(ctx.workspace)
+    if policy is None:
+        policy = _default_policies[ctx.workspace] = SandboxPolicy("workspace-write", ctx.workspace)
+    return policy
+
+
+def scrubber_for(ctx: ToolContext) -> Scrubber | None:
+    scrubber = ctx.service("redactor")
+    return scrubber if hasattr(scrubber, "scrub") and hasattr(scrubber, "longest") else None
+
+
 def _finished(proc: Proc) -> ToolOutput:
     output = proc.sink.preview()
     code = proc.exit_code
-    details = {"exit_code": code, "lines": proc.sink.lines, "chars": proc.sink.chars}
+    details: dict[str, object] = {"exit_code": code, "lines": proc.sink.lines, "chars": proc.sink.chars}
     if code == 0:
         return ToolOutput(
             output if output.strip() else "(no output)", full_output=proc.sink.path, details=details
@@ -39,6 +72,11 @@ def _finished(proc: Proc) -> ToolOutput:
     body = (
         f"{output.rstrip()}\n\n[exit code {code}]" if output.strip() else f"(no output)\n[exit code {code}]"
     )
+    note = proc.sandbox_note()
+    if note:
+        body += f"\n{note}"
+        details["sandbox_blocked"] = True
+        details["sandbox_note"] = note
     return ToolOutput(body, is_error=True, full_output=proc.sink.path, details=details)
 
 
@@ -54,17 +92,40 @@ class BashTool:
     params = BashParams
     read_only = False
 
-    async def run(self, args: BashParams, ctx: ToolContext) -> ToolOutput:
-        jobs = ctx.service("jobs")
-        jobs = jobs if isinstance(jobs, JobManager) else None
+    async def run(self, args: BashParams, ctx: ToolContext, *, sandboxed: bool = True) -> ToolOutput:
+        """Run the command; ``sandboxed=False`` runs it outside the sandbox (only ever on the user's
+        word: the approved re-run of a blocked command)."""
         if not args.command.strip():
             raise ToolError("command is empty")
+        started = time.monotonic()
+        out = await self._run(args, ctx, sandboxed)
+        rerun = ctx.service("sandbox_rerun")
+        if not (sandboxed and out.details.get("sandbox_blocked") and callable(rerun)
+                and not ctx.cancel.cancelled):
+            return out
+        ask: Rerun = rerun
+        if not await ask(ctx.call_id, args.command, str(out.details.get("sandbox_note", ""))):
+            return out
+        timeout = args.timeout or DEFAULT_TIMEOUT
+        again = args.model_copy(update={"timeout": max(1.0, timeout - (time.monotonic() - started))})
+        if out.full_output is not None:  # only its preview is kept below
+            out.full_output.unlink(missing_ok=True)
+        second = await self._run(again, ctx, sandboxed=False)
+        second.content = (f"[The sandbox blocked the command; the user approved one run outside it.]\n"
+                          f"First run:\n{out.content}\n\nRun outside the sandbox:\n{second.content}")
+        second.details["rerun_outside_sandbox"] = True
+        return second
+
+    async def _run(self, args: BashParams, ctx: ToolContext, sandboxed: bool) -> ToolOutput:
+        jobs = ctx.service("jobs")
+        jobs = jobs if isinstance(jobs, JobManager) else None
         cap = args.timeout or DEFAULT_TIMEOUT
         left = ctx.cancel.time_left()
         if left is not None:
             cap = min(cap, left)
         try:
-            proc = Proc(args.command, ctx.workspace, jobs.spill_dir if jobs else default_spill_dir())
+            proc = Proc(args.command, ctx.workspace, jobs.spill_dir if jobs else default_spill_dir(),
+                        sandbox=sandbox_for(ctx), sandboxed=sandboxed, scrubber=scrubber_for(ctx))
         except OSError as exc:
             raise ToolError(f"Could not start the shell: {exc}") from exc
         handed_off = False

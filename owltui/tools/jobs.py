@@ -27,7 +27,8 @@ from owltui.agent.events import JobFinished, JobStarted
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 
 from .base import Params
-from .proc import Proc, default_spill_dir, kill_groups_sync
+from .proc import Proc, Scrubber, default_spill_dir, kill_groups_sync
+from .sandbox import SandboxPolicy
 
 log = logging.getLogger(__name__)
 
@@ -90,13 +91,17 @@ class Job:
 
 
 class JobManager:
-    """Owns background jobs. ``on_event`` is called in the event-loop thread that adopted the job."""
+    """Owns background jobs. ``on_event`` is called in the event-loop thread that adopted the job.
+    ``sandbox`` and ``scrubber`` apply to the jobs ``start`` starts (``bash`` hands over its own)."""
 
     def __init__(
-        self, on_event: Callable[[JobEvent], None] | None = None, spill_dir: Path | None = None
+        self, on_event: Callable[[JobEvent], None] | None = None, spill_dir: Path | None = None, *,
+        sandbox: SandboxPolicy | None = None, scrubber: Scrubber | None = None,
     ) -> None:
         self.on_event = on_event
         self.spill_dir = spill_dir or default_spill_dir()
+        self.sandbox = sandbox
+        self.scrubber = scrubber
         self._jobs: dict[str, Job] = {}
         self._next = 1
         atexit.register(self.kill_all)
@@ -118,7 +123,9 @@ class JobManager:
         token = anyio.lowlevel.current_token()
 
         def finished(p: Proc) -> None:  # reader thread
-            event = JobEvent("finished", job.id, job.command, p.exit_code, p.sink.tail())
+            note = p.sandbox_note()
+            tail = f"{p.sink.tail()}\n{note}" if note else p.sink.tail()
+            event = JobEvent("finished", job.id, job.command, p.exit_code, tail)
             try:
                 anyio.from_thread.run_sync(self._emit, event, token=token)
             except RuntimeError:  # the event loop is gone
@@ -128,9 +135,12 @@ class JobManager:
             self._emit(JobEvent("finished", job.id, job.command, proc.exit_code, proc.sink.tail()))
         return job
 
-    async def start(self, command: str, cwd: Path) -> Job:
-        """Start ``command`` directly as a background job."""
-        return self.adopt(Proc(command, cwd, self.spill_dir))
+    async def start(self, command: str, cwd: Path, *, sandboxed: bool = True) -> Job:
+        """Start ``command`` directly as a background job (sandboxed by ``self.sandbox``, or the
+        default workspace-write policy for ``cwd`` when there is none)."""
+        sandbox = self.sandbox or SandboxPolicy("workspace-write", cwd)
+        return self.adopt(Proc(command, cwd, self.spill_dir, sandbox=sandbox, sandboxed=sandboxed,
+                               scrubber=self.scrubber))
 
     def get(self, job_id: str) -> Job | None:
         return self._jobs.get(str(job_id).strip().lstrip("#"))
@@ -207,7 +217,12 @@ def job_result(job: Job, header: str) -> ToolOutput:
         body += "\nYou will be told when it ends; no need to poll."
         if job.proc.sink.path is not None:
             body += f" Full log so far: {job.proc.sink.path}"
-    details = {"job_id": job.id, "running": job.running, "exit_code": job.proc.exit_code}
+    details: dict[str, object] = {"job_id": job.id, "running": job.running, "exit_code": job.proc.exit_code}
+    note = job.proc.sandbox_note()
+    if note:
+        body += f"\n{note}"
+        details["sandbox_blocked"] = True
+        details["sandbox_note"] = note
     return ToolOutput(body, full_output=full, details=details)
 
 

@@ -1,9 +1,12 @@
 """Shell commands in their own process group: streamed, memory-bounded output, killable as a group.
 
-A reader thread pumps the pipe into an ``OutputSink`` (sanitised text; spilled to a file once it
-passes the large-result limits, so a command printing 100 MB never sits in memory). The thread
-does not depend on any async scope, so a command can outlive the tool call that started it and
-become a background job.
+A reader thread pumps the pipe into an ``OutputSink`` (sanitised text with secrets scrubbed; spilled
+to a file once it passes the large-result limits, so a command printing 100 MB never sits in
+memory). The thread does not depend on any async scope, so a command can outlive the tool call
+that started it and become a background job.
+
+Every command gets a scrubbed environment (no API keys, tokens, passwords: ``sandbox.child_env``)
+and, unless started with ``sandboxed=False``, runs under the session's ``SandboxPolicy``.
 """
 
 from __future__ import annotations
@@ -18,17 +21,28 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 import anyio
 
 from .base import MAX_BYTES, MAX_LINES
+from .sandbox import SandboxPolicy, child_env
 from .sanitize import StreamSanitizer
 
 KILL_GRACE = 2.0
 HEAD_CHARS, HEAD_LINES = 20_000, 800
 TAIL_CHARS, TAIL_LINES = 20_000, 800
 PROGRESS_CHARS = 64_000
+HOLD_CHARS = 256  # an unfinished line is held back this far so a secret split between reads is seen whole
+
+
+class Scrubber(Protocol):
+    """What a sink needs of the session's redactor (``ctx.services["redactor"]``)."""
+
+    @property
+    def longest(self) -> int: ...
+
+    def scrub(self, text: str) -> str: ...
 
 
 def default_spill_dir() -> Path:
@@ -51,9 +65,11 @@ def _first_lines(text: str, lines: int, chars: int) -> str:
 class OutputSink:
     """Thread-safe store of a command's sanitised output with bounded memory."""
 
-    def __init__(self, spill_dir: Path) -> None:
+    def __init__(self, spill_dir: Path, scrubber: Scrubber | None = None) -> None:
         self._lock = threading.Lock()
         self._spill_dir = spill_dir
+        self._scrubber = scrubber
+        self._carry = ""
         self._mem: list[str] = []
         self._head = ""
         self._tail = ""
@@ -65,7 +81,26 @@ class OutputSink:
         self.chars = 0
         self.lines = 0
 
+    def _scrub(self, text: str, final: bool = False) -> str:
+        """Scrub ``text`` after what was held back; hold back the end of an unfinished line."""
+        assert self._scrubber is not None
+        text = self._scrubber.scrub(self._carry + text)
+        if final:
+            self._carry = ""
+            return text
+        hold = max(self._scrubber.longest - 1, HOLD_CHARS)
+        cut = text.rfind("\n") + 1
+        if len(text) - cut > hold:
+            cut = len(text) - hold
+        self._carry = text[cut:]
+        return text[:cut]
+
     def write(self, text: str) -> None:
+        if self._scrubber is not None and text:
+            text = self._scrub(text)
+        self._commit(text)
+
+    def _commit(self, text: str) -> None:
         if not text:
             return
         with self._lock:
@@ -97,6 +132,8 @@ class OutputSink:
         self._mem = []
 
     def close(self) -> None:
+        if self._carry:
+            self._commit(self._scrub("", final=True))
         with self._lock:
             if self._file is not None:
                 self._file.close()
@@ -188,11 +225,18 @@ def _shell() -> str:
 class Proc:
     """One running shell command. ``version`` changes whenever output arrives or the command ends."""
 
-    def __init__(self, command: str, cwd: Path, spill_dir: Path | None = None) -> None:
-        env = dict(os.environ)
+    def __init__(self, command: str, cwd: Path, spill_dir: Path | None = None, *,
+                 sandbox: SandboxPolicy | None = None, sandboxed: bool = True,
+                 scrubber: Scrubber | None = None) -> None:
+        """``sandbox`` confines the command (None: no sandbox, as does ``sandboxed=False`` — the
+        one-off re-run the user approved); its ``env_keep`` applies either way."""
+        env = sandbox.child_env() if sandbox is not None else child_env(os.environ)
         env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
         self.command = command
-        self.sink = OutputSink(spill_dir or default_spill_dir())
+        self.cwd = cwd
+        self.sandbox = sandbox if sandboxed and sandbox is not None and sandbox.enforced else None
+        preexec = self.sandbox.preexec(cwd) if self.sandbox is not None else None
+        self.sink = OutputSink(spill_dir or default_spill_dir(), scrubber)
         self.started = time.time()
         self.exit_code: int | None = None
         self.killed = False
@@ -209,6 +253,7 @@ class Proc:
             start_new_session=True,
             env=env,
             bufsize=0,
+            preexec_fn=preexec,
         )
         self.pid = self.pgid = self._popen.pid
         self._thread = threading.Thread(target=self._pump, name=f"owltui-proc-{self.pid}", daemon=True)
@@ -311,6 +356,12 @@ class Proc:
                     break
                 await anyio.sleep(0.01)
             await self.wait(1.0)
+
+    def sandbox_note(self) -> str | None:
+        """After a failure: the sentence saying the sandbox refused a write (None if it did not)."""
+        if self.sandbox is None or not self.done or self.exit_code == 0:
+            return None
+        return self.sandbox.explain(self.sink.preview(), self.cwd)
 
     def discard_output(self) -> None:
         """Delete the spill file (a cancelled command's output goes nowhere)."""
