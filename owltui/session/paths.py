@@ -36,7 +36,7 @@ def workspace_key(workspace: Path) -> str:
     """A directory name for a workspace: readable path plus a short hash (no collisions)."""
     text = str(workspace.resolve())
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[-80:] or "root"
-    digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{slug}-{digest}"
 
 

@@ -29,16 +29,26 @@ def _files(directory: Path) -> list[Path]:
         return []
 
 
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:  # removed meanwhile
+        return -1
+
+
 def latest_session(directory: Path) -> Path | None:
     """The most recently written session file of a workspace directory."""
     files = _files(directory)
-    return max(files, key=lambda p: (p.stat().st_mtime_ns, p.name)) if files else None
+    return max(files, key=lambda p: (_mtime(p), p.name)) if files else None
 
 
 def find_session(root: Path, session_id: str) -> Path:
     """A session file by id (or a unique prefix of it), searching every workspace."""
     wanted = session_id.strip()
-    found = root.glob("*/*.jsonl") if wanted else iter(())
+    try:
+        found = list(root.glob("*/*.jsonl")) if wanted else []
+    except OSError:
+        found = []
     matches = [p for p in found if p.stem.split("_", 1)[-1].startswith(wanted)]
     exact = [p for p in matches if p.stem.split("_", 1)[-1] == wanted]
     if exact:
@@ -60,16 +70,20 @@ def describe(path: Path) -> SessionInfo | None:
             for line in fh:
                 try:
                     rec = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
+                    continue
+                if not isinstance(rec, dict):
                     continue
                 if head is None:
-                    if not isinstance(rec, dict) or rec.get("type") != "session":
+                    if rec.get("type") != "session":
                         return None
                     head = rec
                     continue
                 if rec.get("type") == "message":
                     count += 1
-                    item = rec.get("item") or {}
+                    item = rec.get("item")
+                    if not isinstance(item, dict):
+                        continue
                     if not first and item.get("role") == "user" and item.get("lane", "user") == "user":
                         first = str(item.get("text", ""))
         stat = path.stat()
