@@ -7,7 +7,6 @@ round wrote, so every round reuses the cached prefix however long the tool loop 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from owltui.agent.messages import AssistantMessage, StopReason, Usage
@@ -31,6 +30,7 @@ from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
 from .history import UserTurn, turns
 from .table import PROVIDERS
+from .wirejson import loose
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = PROVIDERS["anthropic"].default_base_url or ""
@@ -125,7 +125,7 @@ class AnthropicParser:
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         try:
             obj = loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             return self._bad(event, data, "not JSON")
         if not isinstance(obj, dict):
             return self._bad(event, data, "not a JSON object")
@@ -192,7 +192,7 @@ class AnthropicParser:
                 return _NONE
             out: list[StreamEvent] = []
             if not info[1] and isinstance(info[2], dict) and info[2]:
-                out.append(ToolCallDelta(index=index, arguments=json.dumps(info[2])))
+                out.append(ToolCallDelta(index=index, arguments=loose(info[2], ensure_ascii=True)))
             out.append(ToolCallEnd(index=index))
             return out
         if kind == "message_start":

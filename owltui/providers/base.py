@@ -9,7 +9,6 @@ nothing for ``idle_timeout`` seconds is an error), cost, and turning every failu
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, Protocol
 
@@ -18,9 +17,13 @@ import httpx
 from owltui.agent.model import ModelRequest, RetryNotice, StreamDone, StreamError, StreamEvent
 
 from .catalog import ModelInfo, lookup
-from .errors import http_error_message, is_retryable_status
+from .errors import http_error_message, is_error_body, is_retryable_status, non_stream_message
 from .retry import RetryPolicy
 from .sse import SSEDecoder
+from .wirejson import encode
+
+PEEK_LIMIT = 4096  # bytes read to decide whether a 200 body is an event stream
+ERROR_BODY_LIMIT = 65536  # bytes of a non-stream body read for its message
 
 
 class StreamParser(Protocol):
@@ -84,8 +87,9 @@ class HTTPModel:
 
     # -- machinery -----------------------------------------------------------------------------
     def encode_body(self, request: ModelRequest) -> bytes:
-        """The exact request bytes (compact JSON, key order as built)."""
-        return json.dumps(self.build_body(request), ensure_ascii=False, separators=(",", ":")).encode()
+        """The exact request bytes (compact JSON, key order as built), from the total encoder: a lone
+        surrogate (a non-UTF-8 file name in a tool result) becomes U+FFFD, NaN becomes null."""
+        return encode(self.build_body(request))
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is not None:
@@ -133,10 +137,17 @@ class HTTPModel:
                             return
                         retry_headers = resp.headers
                     else:
+                        chunks = resp.aiter_bytes()
+                        head = await _peek(chunks)
+                        if is_error_body(resp.headers.get("content-type", ""), head):
+                            body = head + await _read_up_to(chunks, ERROR_BODY_LIMIT - len(head))
+                            yield StreamError(message=non_stream_message(
+                                p, resp.headers.get("content-type", ""), body, url))
+                            return
                         parser = self.new_parser()
                         decoder = SSEDecoder()
                         feed = parser.feed
-                        async for chunk in resp.aiter_bytes():
+                        async for chunk in _chain(head, chunks):
                             for name, data in decoder.feed(chunk):
                                 for ev in feed(name, data):
                                     yield ev
@@ -186,6 +197,46 @@ class HTTPModel:
             delay = self.retry.delay(attempt, retry_headers)
             yield RetryNotice(attempt=attempt, delay_s=round(delay, 3), reason=failure)
             await self.retry.sleep(delay)
+
+
+async def _peek(chunks: AsyncIterator[bytes]) -> bytes:
+    """The first bytes of a body: enough to tell an event stream from an error body (a first
+    ``{``/``[``/``<`` or a first whole line), at most ``PEEK_LIMIT`` bytes, or the whole body."""
+    head = b""
+    while len(head) < PEEK_LIMIT and _undecided(head):
+        try:
+            head += await chunks.__anext__()
+        except StopAsyncIteration:
+            break
+    return head
+
+
+def _undecided(head: bytes) -> bool:
+    start = head.lstrip()
+    if b"\xef\xbb\xbf".startswith(start):  # nothing, or a byte order mark still arriving
+        return True
+    start = start.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not start:
+        return True
+    # "{", "[" or "<" decide at once; otherwise wait for the first whole line ("data:" or not)
+    return start[:1] not in (b"{", b"[", b"<") and b"\n" not in start and b"\r" not in start
+
+
+async def _read_up_to(chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    out = b""
+    while len(out) < limit:
+        try:
+            out += await chunks.__anext__()
+        except StopAsyncIteration:
+            break
+    return out[:limit]
+
+
+async def _chain(head: bytes, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    if head:
+        yield head
+    async for chunk in chunks:
+        yield chunk
 
 
 def _describe(exc: Exception) -> str:

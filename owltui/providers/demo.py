@@ -127,8 +127,10 @@ _STEP = re.compile(r"^(\d+)\. (.+)((?:\n   .*)*)", re.MULTILINE)
 def _playbook_step(system: str, msgs: Sequence[Item]) -> tuple[str, tuple[str, dict[str, Any]] | None]:
     """A playbook run (``step_complete`` offered): do each step's plain request, then mark it done."""
     steps_text = system.rsplit("Steps:\n", 1)[-1] if "Steps:\n" in system else ""
-    steps = [(m.group(2).strip(), m.group(3).replace("\n   ", " ").strip()) for m in _STEP.finditer(steps_text)]
-    done = sum(1 for m in msgs if isinstance(m, ToolResult) and m.name == "step_complete" and m.status == "ok")
+    steps = [(m.group(2).strip(), m.group(3).replace("\n   ", " ").strip())
+             for m in _STEP.finditer(steps_text)]
+    done = sum(1 for m in msgs
+               if isinstance(m, ToolResult) and m.name == "step_complete" and m.status == "ok")
     if done >= len(steps):
         return f"All {len(steps)} steps are complete.", None
     step, (title, body) = done + 1, steps[done]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Mapping
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -26,26 +28,89 @@ def is_retryable_status(status: int) -> bool:
     return status in RETRYABLE_STATUS or 500 <= status <= 599
 
 
+def _json_error(value: object, limit: int) -> str | None:
+    """The message of an OpenAI (``{"error": {"message"}}``), Anthropic (``{"type": "error",
+    "error": {...}}``) or Ollama/FastAPI (``{"error": "..."}``, ``{"detail": ...}``) error object."""
+    if not isinstance(value, dict):
+        return None
+    err = value.get("error", value)
+    if isinstance(err, str) and err:
+        return err[:limit]
+    if isinstance(err, dict):
+        msg = err.get("message") or err.get("detail") or err.get("type")
+        if isinstance(msg, str) and msg:
+            return msg[:limit]
+    msg = value.get("message") or value.get("detail")
+    if isinstance(msg, str) and msg:
+        return msg[:limit]
+    return None
+
+
+def _loads(text: str) -> object:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
 def server_message(body: bytes, limit: int = 400) -> str:
     """The server's own error message out of an error body (Anthropic, OpenAI, Ollama shapes)."""
     text = body.decode("utf-8", "replace").strip()
-    try:
-        value = json.loads(text)
-    except ValueError:
-        value = None
-    if isinstance(value, dict):
-        err = value.get("error", value)
-        if isinstance(err, str) and err:
-            return err[:limit]
-        if isinstance(err, dict):
-            msg = err.get("message") or err.get("detail") or err.get("type")
-            if isinstance(msg, str) and msg:
-                return msg[:limit]
-        msg = value.get("message") or value.get("detail")
-        if isinstance(msg, str) and msg:
-            return msg[:limit]
+    msg = _json_error(_loads(text), limit)
+    if msg is not None:
+        return msg
     text = " ".join(text.split())
     return text[:limit] if text else "no error message from the server"
+
+
+_SSE_START = (b"data:", b"data\n", b"data\r", b"event:", b"id:", b"retry:", b":")
+_ERROR_TYPES = ("application/json", "application/problem+json", "text/html", "application/xhtml+xml")
+
+
+def is_error_body(content_type: str, head: bytes) -> bool:
+    """Whether a 200 response that should be an event stream is something else: its first bytes
+    are ``{``, ``[`` or ``<``, or it is labelled JSON or HTML and does not start like SSE."""
+    start = head.lstrip().removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not start:
+        return False  # nothing yet (or an empty body: "ended early", as before)
+    if start[:1] in (b"{", b"[", b"<"):
+        return True
+    mime = content_type.split(";", 1)[0].strip().lower()
+    return mime in _ERROR_TYPES and not start.startswith(_SSE_START)
+
+
+def _html_line(text: str) -> str:
+    title = re.search(r"<title[^>]*>(.*?)</title", text, re.IGNORECASE | re.DOTALL)
+    if title and title.group(1).strip():
+        return html.unescape(" ".join(title.group(1).split()))
+    body = re.sub(r"(?is)<(script|style)[^>]*>.*?</\1\s*>", " ", text)
+    body = re.sub(r"(?s)<!--.*?-->|<[^>]*>", "\n", body)
+    for line in body.splitlines():
+        line = html.unescape(" ".join(line.split()))
+        if line:
+            return line
+    return "an empty page"
+
+
+def non_stream_message(provider: str, content_type: str, body: bytes, url: str, limit: int = 300) -> str:
+    """One line for an HTTP 200 whose body is an error object, an HTML page or other non-SSE text."""
+    text = body.decode("utf-8", "replace").strip().lstrip("\ufeff").strip()
+    if text.startswith("<"):
+        line = _html_line(text)[:limit]
+        return (f"{provider}: the server answered with an HTML page instead of an event stream: {line} "
+                f"(HTTP 200; check the base URL, {url})")
+    value = _loads(text)
+    msg = _json_error(value, limit)
+    if msg is not None:
+        return f"{provider}: {' '.join(msg.split())} (HTTP 200, an error body instead of an event stream)"
+    if value is not None:
+        shown = " ".join(text.split())[:160]
+        return (f"{provider}: the server answered with JSON instead of an event stream (HTTP 200; check "
+                f"the base URL, {url}, and that the server supports streaming): {shown}")
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "an empty body")
+    kind = content_type.split(";", 1)[0].strip() or "a body"
+    return (f"{provider}: the server answered with {kind} instead of an event stream (HTTP 200): "
+            f"{first[:limit]}")
 
 
 def http_error_message(provider: str, status: int, body: bytes, api_key_env: str | None) -> str:

@@ -31,6 +31,7 @@ from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
 from .history import UserTurn, turns
 from .table import PROVIDERS
+from .wirejson import loose
 
 DEFAULT_BASE_URL = PROVIDERS["openai"].default_base_url or ""
 STOP_REASONS: dict[str, StopReason] = {
@@ -60,7 +61,7 @@ def _assistant(msg: AssistantMessage) -> dict[str, Any]:
     if msg.tool_calls:
         out["tool_calls"] = [{"id": c.id, "type": "function",
                               "function": {"name": c.name,
-                                           "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                                           "arguments": loose(c.arguments)}}
                              for c in msg.tool_calls]
     elif not msg.text:
         out["content"] = ""
@@ -107,7 +108,7 @@ def _complete_json(parts: list[str]) -> bool:
         return True  # "" arguments: a tool without parameters, already complete
     try:
         return isinstance(json.loads(raw), dict)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 
@@ -135,7 +136,7 @@ class OpenAIParser:
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         try:
             obj = loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             if data.strip() == "[DONE]":
                 return self._finish()
             return self._bad(event, data, "not JSON")
@@ -214,7 +215,7 @@ class OpenAIParser:
         name = fn.get("name") or None
         args = fn.get("arguments")
         if args is not None and not isinstance(args, str):
-            args = json.dumps(args)
+            args = loose(args, ensure_ascii=True)
         call: _Call | None
         if pid is not None:
             call = self.by_pid.get(pid)

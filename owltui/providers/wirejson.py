@@ -63,6 +63,19 @@ def encode(obj: Any, *, surrogates: Surrogates = "replace") -> bytes:
     return dumps(obj, surrogates=surrogates).encode("utf-8")
 
 
+def loose(obj: Any, *, ensure_ascii: bool = False) -> str:
+    """``json.dumps(obj)`` with its default separators (the shape tool arguments are sent in) that
+    never fails: NaN becomes null, unknown values are converted, cycles and depth are cut. Lone
+    surrogates stay as they are (the request's ``encode`` replaces them)."""
+    try:
+        return json.dumps(obj, ensure_ascii=ensure_ascii, allow_nan=False)
+    except (ValueError, TypeError, RecursionError, OverflowError):
+        try:
+            return json.dumps(clean(obj), ensure_ascii=ensure_ascii, allow_nan=False)
+        except Exception:
+            return "{}"
+
+
 def text_safe(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD (a no-op for valid text)."""
     if text.isascii() or _SURROGATE.search(text) is None:
