@@ -20,6 +20,7 @@ from owltui.providers.table import ProviderName
 from .paths import config_file
 
 PermissionMode = Literal["ask", "edits", "yolo", "read-only"]  # owltui.tools.permissions.Mode
+SandboxMode = Literal["workspace-write", "read-only", "off"]  # owltui.tools.sandbox.SandboxMode
 
 
 class ConfigError(Exception):
@@ -40,6 +41,11 @@ class Config(BaseModel):
     stream_idle_timeout: float = Field(120.0, gt=0)
     theme: str = "owl-dark"
     keys: dict[str, str] = Field(default_factory=dict)
+    # the kernel sandbox of every command a tool starts (owltui.tools.sandbox)
+    sandbox: SandboxMode = "workspace-write"
+    sandbox_writable: list[str] = Field(default_factory=list)  # more places commands may write
+    sandbox_network: bool = True  # false: commands may not open TCP connections (Landlock ABI 4)
+    env_keep: list[str] = Field(default_factory=list)  # secret-looking variables commands still get
 
 
 # environment variable -> config key (API keys and base URLs are read by the provider resolver)
@@ -51,6 +57,7 @@ ENV_KEYS: dict[str, str] = {
     "OWLTUI_STEERING": "steering",
     "OWLTUI_STREAM_IDLE_TIMEOUT": "stream_idle_timeout",
     "OWLTUI_THEME": "theme",
+    "OWLTUI_SANDBOX": "sandbox",
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -26,17 +26,17 @@ from owltui.agent.inbox import Inbox
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
 from owltui.agent.requirement import RequirementSlot
-from owltui.agent.results import ResultStore
 
 from .approvals import ApprovalBroker
 from .config import Config, ConfigError, load_config
-from .redact import Redactor, secrets_from_env
+from .redact import RedactingEmitter, RedactingResultStore, Redactor
 from .sessions import find_session, latest_session
 from .store import SessionStore
 
 if TYPE_CHECKING:
     from owltui.tools.jobs import JobEvent, JobManager
     from owltui.tools.permissions import PermissionPolicy
+    from owltui.tools.sandbox import SandboxPolicy
 
     from .sources import ToolSource
 
@@ -62,6 +62,7 @@ class Options:
     workspace: Path = field(default_factory=Path.cwd)
     interactive: bool = True  # False for print mode: nobody can approve
     permission_mode: str | None = None
+    sandbox: str | None = None  # --sandbox: workspace-write | read-only | off
 
 
 class Runtime:
@@ -85,6 +86,7 @@ class Runtime:
         self.permissions = permissions
         self.env = env
         self.active_jobs: dict[str, str] = {}  # job id -> command, for jobs still running
+        self.sandbox: SandboxPolicy | None = None  # what confines the commands tools start
         self.sources: list[ToolSource] = []
         self._tg: TaskGroup | None = None
         self._unsubscribe: list[Callable[[], None]] = []
@@ -282,6 +284,28 @@ def _open_store(options: Options, env: Mapping[str, str], label: str, redactor: 
     return SessionStore.create(sessions_dir(workspace, env), workspace, label, redactor)
 
 
+def _scrubbed(warn: Warn, redactor: Redactor) -> Warn:
+    def scrubbed(text: str) -> None:
+        warn(redactor.scrub(text))
+
+    return scrubbed
+
+
+def _rerun_asker(approvals: ApprovalBroker) -> Callable[[str, str, str], Awaitable[bool]]:
+    """``ctx.services["sandbox_rerun"]``: ask the user (never the rules, never ``--yes``) whether a
+    command the sandbox blocked may run once outside it. The request is a ``bash`` approval whose
+    arguments also carry ``sandbox: "off"`` and the reason."""
+
+    async def ask(call_id: str, command: str, reason: str) -> bool:
+        from types import SimpleNamespace
+
+        call = SimpleNamespace(id=call_id, name="bash",
+                               arguments={"command": command, "sandbox": "off", "reason": reason})
+        return await approvals.ask(call) in ("allow", "always")
+
+    return ask
+
+
 def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[str, str] | None = None,
                   warn: Warn | None = None, tools: list[Any] | None = None) -> Runtime:
     """Everything wired; raises ConfigError / ProviderConfigError / SessionError with one clear sentence.
@@ -294,13 +318,16 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     from owltui.features.instructions import instructions_text
     from owltui.tools.jobs import JobManager
     from owltui.tools.permissions import PermissionPolicy
+    from owltui.tools.sandbox import SandboxPolicy
 
-    from .paths import config_dir
+    from .paths import config_dir, data_dir
     from .sources import StaticSource, builtin_source, collect_tools, task_source
 
     env = dict(os.environ if env is None else env)
-    warn = warn or _stderr_warn
-    overrides: dict[str, Any] = {"max_rounds": options.max_rounds, "permission_mode": options.permission_mode}
+    redactor = Redactor.from_env(env, [options.base_url])
+    warn = _scrubbed(warn or _stderr_warn, redactor)
+    overrides: dict[str, Any] = {"max_rounds": options.max_rounds, "permission_mode": options.permission_mode,
+                                 "sandbox": options.sandbox}
     if options.yes:
         overrides["permission_mode"] = "yolo"
     config = load_config(env, overrides)
@@ -311,16 +338,27 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
                                      base_url=options.base_url)
     else:
         label = model.name
-    redactor = Redactor(secrets_from_env(env))
+    key, url = getattr(model, "api_key", None), getattr(model, "base_url", None)
+    redactor.add(key if isinstance(key, str) else None)  # the key in use, wherever it came from
+    redactor.add_urls(config.base_url, url if isinstance(url, str) else None)
     store = _open_store(options, env, label, redactor, warn)
     history: History = store if store is not None else MemoryHistory()
-    results = ResultStore(store.path.with_suffix("") / "results") if store is not None else ResultStore()
+    results = RedactingResultStore(redactor, store.path.with_suffix("") / "results" if store is not None
+                                   else None)
+    sandbox = SandboxPolicy(config.sandbox, workspace, writable=config.sandbox_writable,
+                            network=config.sandbox_network, env_keep=config.env_keep,
+                            protected=[config_dir(env), data_dir(env)])
+    for note in sandbox.startup_notes():
+        warn(note)
 
-    emitter = Emitter()
+    emitter = RedactingEmitter(redactor)  # JSONL, RPC and the UI see scrubbed events
     approvals = ApprovalBroker(emitter)
     permissions = PermissionPolicy(workspace, config.permission_mode,
                                    approvals.ask if options.interactive else None)
-    services: dict[str, Any] = {"emitter": emitter}  # the emitter: subagents report through it
+    # the emitter: subagents report through it; sandbox and redactor: the processes tools start
+    services: dict[str, Any] = {"emitter": emitter, "sandbox": sandbox, "redactor": redactor}
+    if options.interactive:
+        services["sandbox_rerun"] = _rerun_asker(approvals)
     notes = instructions_text(workspace, config_dir(env))
     loop_config = chat_config(model, [], workspace=workspace, permission=permissions.check,
                               results=results, services=services, max_rounds=config.max_rounds,
@@ -333,7 +371,8 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
         store.attach(agent.inbox)
     runtime = Runtime(agent=agent, config=config, options=options, model_label=label, store=store,
                       approvals=approvals, permissions=permissions, env=env)
-    runtime.jobs = services["jobs"] = JobManager(on_event=runtime.on_job)
+    runtime.sandbox = sandbox
+    runtime.jobs = services["jobs"] = JobManager(on_event=runtime.on_job, sandbox=sandbox, scrubber=redactor)
     if tools is None:
         builtin = builtin_source()
         sources: list[ToolSource] = [builtin, task_source(lambda: runtime.agent.config.model,
