@@ -55,7 +55,7 @@ class Inbox:
     def requeue(self, messages: list[UserMessage]) -> None:
         """Put messages taken by a run that died before delivering them back at the front."""
         for msg in reversed(messages):
-            lane: QueueLane = msg.lane if msg.lane in LANES else "steer"  # type: ignore[assignment]
+            lane: QueueLane = msg.lane if msg.lane in LANES else "steer"
             self._lanes[lane].appendleft(msg)
             self._order.insert(0, (lane, msg))
             self._notify("requeue", lane, msg)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -46,10 +46,17 @@ class ToolContext:
 
 @runtime_checkable
 class Tool(Protocol):
-    name: ClassVar[str] | str
-    description: ClassVar[str] | str
-    params: ClassVar[type[BaseModel]] | type[BaseModel]
-    read_only: ClassVar[bool] | bool
+    """What the loop reads of a tool. The four attributes are read-only, so a tool may declare them
+    as ``ClassVar``s (most built-ins), plain instance attributes or properties."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def params(self) -> type[BaseModel]: ...
+    @property
+    def read_only(self) -> bool: ...
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolOutput: ...
 
