@@ -212,8 +212,8 @@ class Loop:
 
     # ---- small helpers -------------------------------------------------------------------
     def _emit(self, cls: type[Event], **fields: Any) -> None:
-        """Build (without re-validating: the loop's own values) and emit one event."""
-        self.emitter.emit(cls.fast(agent=self._agent, **fields))
+        """Build (validated: faster than any shortcut, see events.py) and emit one event."""
+        self.emitter.emit(cls(agent=self._agent, **fields))
 
     def _aborted(self) -> bool:
         return self.cancel.cancelled
