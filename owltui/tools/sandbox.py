@@ -599,18 +599,26 @@ def _candidates(line: str) -> list[str]:
     return [f.strip() for f in found if f.strip()]
 
 
+def _writable_without_sandbox(path: Path) -> bool:
+    """Could this process write ``path`` (or create it) if there were no sandbox? A refusal the
+    ordinary permissions would give too is not the sandbox's doing."""
+    p = path
+    while not os.path.lexists(p) and p != p.parent:
+        p = p.parent
+    return os.access(p, os.W_OK)
+
+
 def _verdict(policy: SandboxPolicy, path: Path) -> str | None:
-    """Why the policy refuses writes to ``path`` (None: it allows them)."""
-    for protected in policy.protected_paths():
-        if _inside(path, protected) and policy.protects_config:
-            return "protected"
-    if policy.mode == "read-only":
-        return "read-only"
+    """Why the policy refuses writes to ``path`` (None: it allows them, or the sandbox is not why)."""
+    if policy.protects_config and any(_inside(path, p) for p in policy.protected_paths()):
+        return "protected"
     if path in (Path(d) for d in DEVICES):
         return None
-    if any(_inside(path, root) for root in policy.writable_roots()):
+    if policy.mode != "read-only" and any(_inside(path, root) for root in policy.writable_roots()):
         return None
-    return "outside"
+    if not _writable_without_sandbox(path):
+        return None
+    return "read-only" if policy.mode == "read-only" else "outside"
 
 
 def _resolve(text: str, cwd: Path) -> Path:
