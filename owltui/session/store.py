@@ -182,6 +182,7 @@ class SessionStore:
         self._size = 0  # bytes of whole lines in the file (a failed line is cut back to this)
         self._failure: str | None = None  # while writes fail: the sentence describing it
         self._raised = False  # this failure was raised from append already
+        self.unsaved = 0  # entries lost to write failures (kept in memory only)
         self._open_calls: set[str] = set()  # tool calls appended and still without a result
         self._early: dict[str, tuple[str, ToolResult]] = {}  # call id -> (entry id, result on disk)
         self._compaction: tuple[str, int] | None = None  # (summary, index of the first item kept)
@@ -339,11 +340,15 @@ class SessionStore:
                 "created": self.created.isoformat(), "model": self.model}
 
     def _open_file(self) -> int:
+        directory = self.path.parent
         try:
-            ensure_writable_dir(self.path.parent)
+            directory.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
-            raise unwritable_dir(self.path.parent, exc) from None
+            if exc.errno in (errno.EACCES, errno.EPERM, errno.ENOENT, errno.ENOTDIR, errno.EROFS,
+                             errno.EEXIST):
+                raise unwritable_dir(directory, exc) from None
+            raise
         try:
             _lock(fd, self.path)
             self._size = os.fstat(fd).st_size
@@ -393,11 +398,13 @@ class SessionStore:
         return True
 
     def _failed(self, message: str, strict: bool) -> bool:
+        """One message per outage: raised from ``append`` (the run ends with it), else warned."""
         first = self._failure is None
         self._failure = message
         if strict and not self._raised:
             self._raised = True
             raise SessionError(message)
+        self.unsaved += 1
         if first:
             self.warn(f"{message} Later entries of this session may not be saved.")
         return False
