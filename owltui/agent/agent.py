@@ -15,13 +15,15 @@ import anyio.lowlevel
 from anyio.abc import TaskGroup
 
 from .cancel import CancelToken
+from .config import LoopConfig
 from .events import Emitter
 from .history import History, MemoryHistory
 from .inbox import Entry, Inbox, QueueLane
-from .loop import Loop, LoopConfig, RunOutcome
+from .loop import Loop
 from .messages import UserMessage
 from .pause import GATE, PauseGate
 from .requirement import RequirementSlot
+from .state import RunOutcome
 
 
 class Agent:

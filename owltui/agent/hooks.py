@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .messages import AssistantMessage, Item, ToolCall, ToolResult
-
-if TYPE_CHECKING:
-    from .loop import RunState
+from .state import RunState
 
 
 @dataclass
@@ -36,9 +33,9 @@ class Directive:
     force_tool: str | None = None
 
 
-Hook = Callable[["RunState"], Awaitable[Directive | None]]
-ResponseHook = Callable[["RunState", AssistantMessage], Awaitable[Directive | None]]
-ResultsHook = Callable[["RunState", list[ToolResult]], Awaitable[Directive | None]]
+Hook = Callable[[RunState], Awaitable[Directive | None]]
+ResponseHook = Callable[[RunState, AssistantMessage], Awaitable[Directive | None]]
+ResultsHook = Callable[[RunState, list[ToolResult]], Awaitable[Directive | None]]
 
 
 async def _nothing(*_args: object) -> Directive | None:
@@ -56,7 +53,7 @@ class Hooks:
 
 
 # Pre-execution checks a feature turns on (run after the cap and delegation expansion).
-Refusal = Callable[["RunState", ToolCall], Awaitable[str | None]]
+Refusal = Callable[[RunState, ToolCall], Awaitable[str | None]]
 Expansion = Callable[[ToolCall], ToolCall]
 Permission = Callable[[ToolCall, bool], Awaitable[str | None]]  # (call, read_only) -> refusal or None
 

@@ -15,6 +15,7 @@ import anyio
 import anyio.lowlevel
 
 from .cancel import CancelToken
+from .state import Aborted
 
 log = logging.getLogger(__name__)
 
@@ -103,3 +104,12 @@ class PauseGate:
 
 GATE = PauseGate()
 """The process-wide gate (main agent, subagents, everything)."""
+
+
+async def park(gate: PauseGate, cancel: CancelToken, who: str, where: str) -> None:
+    """One of a run's two parking spots (``model``, ``tool``): wait while the gate is closed, then
+    raise ``Aborted`` if the run was aborted meanwhile (or before)."""
+    if gate.paused:
+        await gate.wait_until_resumed(cancel, who, where)
+    if cancel.cancelled:
+        raise Aborted

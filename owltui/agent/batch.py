@@ -1,0 +1,167 @@
+"""Batch execution: the tool calls of one model response, checked, run, and answered in call order.
+
+Before a call runs, in this order: the call cap (a limit's ``refuse``), delegation expansion,
+argument validation, the feature's refusal checks, then permission. A refusal or a bad call is
+that call's result and the batch goes on. Consecutive read-only calls run together, any other call
+alone; the pause gate is asked before each start. A result over the size limit is saved whole to
+a file and the model gets a preview with the exact call that reads the rest. With
+``steering = "immediate"``, a steering message skips the calls not yet started.
+"""
+
+from __future__ import annotations
+
+import anyio
+from pydantic import BaseModel, ValidationError
+
+from .cancel import CancelToken
+from .config import LoopConfig
+from .events import Emit, ToolStart, ToolUpdate
+from .inbox import Inbox
+from .ledger import Ledger, result_for
+from .limits import Limits
+from .messages import ToolCall, ToolResult
+from .pause import PauseGate, park
+from .results import is_large
+from .state import RunState
+from .tool import Tool, ToolContext, ToolError, ToolOutput
+
+
+def describe(model: type[BaseModel]) -> str:
+    """A tool's parameters in one line, e.g. ``{path: string, offset?: integer}``."""
+    schema = model.model_json_schema()
+    req = set(schema.get("required", ()))
+    parts = [f"{k}{'' if k in req else '?'}: {v.get('type', 'any')}"
+             for k, v in schema.get("properties", {}).items()]
+    return "{" + ", ".join(parts) + "}"
+
+
+def validation_message(call: ToolCall, tool: Tool, exc: ValidationError) -> str:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()[:5]
+    )
+    return (f"Invalid arguments for `{call.name}`: {problems}. "
+            f"Expected {call.name} {describe(tool.params)}.")
+
+
+class Batch:
+    """Runs batches for one run; holds nothing between batches but what the ledger keeps."""
+
+    def __init__(self, cfg: LoopConfig, state: RunState, *, ledger: Ledger, limits: Limits, emit: Emit,
+                 gate: PauseGate, inbox: Inbox, cancel: CancelToken) -> None:
+        self.cfg = cfg
+        self.state = state
+        self.tools = cfg.all_tools()
+        self.ledger = ledger
+        self.limits = limits
+        self.emit = emit
+        self.gate = gate
+        self.inbox = inbox
+        self.cancel = cancel
+
+    async def run(self, calls: list[ToolCall], no_tools: str | None) -> list[ToolResult]:
+        """Run a batch: consecutive read-only calls together, others alone; results in call order.
+        ``no_tools``: every call is skipped with this result."""
+        ledger = self.ledger
+        ledger.done.clear()
+        results: list[ToolResult] = []
+        i = 0
+        while i < len(calls):
+            if self.cfg.steering == "immediate" and self.inbox.has("steer"):
+                src = getattr(self.inbox.peek("steer")[0], "source", "user")
+                for call in calls[i:]:
+                    results.append(ledger.skip(
+                        call, f"Not executed: a new message from the {src} arrived before this call "
+                              "started. It may be retried if still needed."))
+                break
+            group = self._group(calls, i)
+            i += len(group)
+            ready: list[tuple[ToolCall, Tool, BaseModel]] = []
+            for call in group:
+                checked = await self._precheck(call, no_tools)
+                if isinstance(checked, ToolResult):
+                    ledger.done[call.id] = checked
+                else:
+                    ready.append((call, *checked))
+            if ready:
+                await park(self.gate, self.cancel, self.cfg.name, "tool")
+                if len(ready) == 1:
+                    await self._run_tool(*ready[0])
+                else:
+                    async with anyio.create_task_group() as tg:
+                        for item in ready:
+                            tg.start_soon(self._run_tool, *item)
+            for call in group:
+                results.append(ledger.settle(call))
+        return results
+
+    def _group(self, calls: list[ToolCall], i: int) -> list[ToolCall]:
+        """The call at ``i`` and, if it is read-only, the read-only calls right after it."""
+        group = [calls[i]]
+        first = self.tools.get(calls[i].name)
+        if first is not None and first.read_only:
+            for call in calls[i + 1:]:
+                tool = self.tools.get(call.name)
+                if tool is None or not tool.read_only:
+                    break
+                group.append(call)
+        return group
+
+    async def _precheck(self, call: ToolCall, no_tools: str | None) -> tuple[Tool, BaseModel] | ToolResult:
+        st = self.state
+        cfg = self.cfg
+        if no_tools is not None:
+            return result_for(call, no_tools, "skipped")
+        why = self.limits.refuse(st, call)
+        if why:
+            return result_for(call, why, "refused")
+        st.calls_made += 1
+        real = cfg.expand(call) if cfg.expand is not None else call
+        tool = self.tools.get(real.name)
+        if tool is None:
+            return result_for(call, f"Unknown tool `{real.name}`. Available tools: "
+                                    f"{', '.join(sorted(self.tools))}.", "error")
+        if real.parse_error is not None:
+            return result_for(call, f"Invalid arguments for `{real.name}`: {real.parse_error}. "
+                                    f"Expected {real.name} {describe(tool.params)}.", "error")
+        try:
+            args = tool.params.model_validate(real.arguments)
+        except ValidationError as exc:
+            return result_for(call, validation_message(real, tool, exc), "error")
+        if cfg.refusals:
+            key = st.call_key(real)
+            st.seen_calls[key] = st.seen_calls.get(key, 0) + 1
+        for check in cfg.refusals:
+            why = await check(st, real)
+            if why:
+                return result_for(call, why, "refused")
+        if cfg.permission is not None:
+            why = await cfg.permission(real, bool(tool.read_only))
+            if why:
+                return result_for(call, why, "refused")
+        return tool, args
+
+    async def _run_tool(self, call: ToolCall, tool: Tool, args: BaseModel) -> None:
+        def progress(text: str) -> None:
+            self.emit(ToolUpdate, call_id=call.id, name=call.name, text=text)
+
+        self.emit(ToolStart, call_id=call.id, name=call.name, arguments=call.arguments)
+        ctx = ToolContext(workspace=self.cfg.workspace, cancel=self.cancel, call_id=call.id,
+                          progress=progress, services=self.cfg.services)
+        try:
+            out = await tool.run(args, ctx)
+        except ToolError as exc:
+            out = ToolOutput(str(exc), is_error=True)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as exc:
+            out = ToolOutput(f"Tool `{call.name}` crashed: {type(exc).__name__}: {exc}", is_error=True)
+        result = result_for(call, self._spill(call.name, out), "error" if out.is_error else "ok")
+        self.ledger.finished(call, result)  # tool_end now; the history in call order
+
+    def _spill(self, name: str, out: ToolOutput) -> str:
+        if out.full_output is None and not is_large(out.content):
+            return out.content
+        store = self.cfg.results
+        assert store is not None  # all_tools() creates it for any run that carries a tool
+        rid, path = store.save(out.content, out.full_output)
+        return store.preview(rid, path, name)

@@ -1,0 +1,63 @@
+"""``LoopConfig``: everything a feature chooses for its runs (prompt, tools, hooks and checks, limits)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .hooks import Expansion, Hooks, Permission, Refusal
+from .model import Model, ToolSpec
+from .results import ReadResult, ResultStore
+from .tool import Tool, tool_spec
+
+
+@dataclass
+class LoopConfig:
+    """Everything a feature chooses. Only prompt, tools, hooks (and checks) and history differ."""
+
+    model: Model
+    system_prompt: str = ""
+    tools: Sequence[Tool] = ()
+    hooks: Hooks = field(default_factory=Hooks)
+    max_rounds: int = 40
+    failure_limit: int = 5
+    steering: Literal["batch", "immediate"] = "batch"
+    call_cap: int | None = None
+    expand: Expansion | None = None
+    refusals: Sequence[Refusal] = ()
+    permission: Permission | None = None
+    results: ResultStore | None = None
+    workspace: Path = field(default_factory=Path.cwd)
+    services: dict[str, Any] = field(default_factory=dict)
+    time_limit: float | None = None
+    name: str = "main"
+    max_output_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        self._specs: list[ToolSpec] | None = None
+        self._by_name: dict[str, Tool] | None = None
+
+    def set_tools(self, tools: Sequence[Tool]) -> None:
+        """Change the tool list (between runs only: within a session every round sends one list)."""
+        self.tools = tools
+        self._by_name = None
+        self._specs = None
+
+    def all_tools(self) -> dict[str, Tool]:
+        """The feature's tools plus ``read_result`` (any run carrying a tool can reread results)."""
+        if self._by_name is None:
+            tools: dict[str, Tool] = {t.name: t for t in self.tools}
+            if tools and "read_result" not in tools:
+                if self.results is None:
+                    self.results = ResultStore()
+                tools["read_result"] = ReadResult(self.results)
+            self._by_name = tools
+        return self._by_name
+
+    def specs(self) -> list[ToolSpec]:
+        """Tool specs sorted by name, computed once: the same list on every round."""
+        if self._specs is None:
+            self._specs = [tool_spec(t) for _, t in sorted(self.all_tools().items())]
+        return self._specs
