@@ -156,7 +156,7 @@ class Batch:
         except Exception as exc:
             out = ToolOutput(f"Tool `{call.name}` crashed: {type(exc).__name__}: {exc}", is_error=True)
         result = result_for(call, self._spill(call.name, out), "error" if out.is_error else "ok")
-        self.ledger.finished(call, result)  # tool_end now; the history in call order
+        self.ledger.finished(call, result, out.details)  # tool_end now; the history in call order
 
     def _spill(self, name: str, out: ToolOutput) -> str:
         if out.full_output is None and not is_large(out.content):

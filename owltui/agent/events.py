@@ -101,12 +101,15 @@ class ToolUpdate(Event):
 
 
 class ToolEnd(Event):
+    """``details``: the tool's structured output (``ToolOutput.details``), omitted when empty."""
+
     type: Literal["tool_end"] = "tool_end"
     call_id: str
     name: str
     is_error: bool
     output: str
     status: ToolStatus
+    details: dict[str, Any] | None = None
 
 
 class Paused(Event):

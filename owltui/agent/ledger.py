@@ -10,6 +10,7 @@ when read-only tools finish out of order. Watchers (the failure breaker) hear ev
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .events import Emit, ToolEnd
 from .history import History
@@ -62,12 +63,12 @@ class Ledger:
     def skip(self, call: ToolCall, content: str) -> ToolResult:
         return self.record(call, result_for(call, content, "skipped"))
 
-    def finished(self, call: ToolCall, result: ToolResult) -> None:
+    def finished(self, call: ToolCall, result: ToolResult, details: dict[str, Any] | None) -> None:
         """A tool of the running batch finished: ``tool_end`` now, the history later in call order."""
         self.done[call.id] = result
         self._ended.add(call.id)
         self.emit(ToolEnd, call_id=call.id, name=call.name, is_error=result.is_error,
-                  output=result.content, status=result.status)
+                  output=result.content, status=result.status, details=details or None)
 
     def settle(self, call: ToolCall) -> ToolResult:
         """Record the result a batch left for ``call`` in ``done`` (by a precheck or the tool)."""

@@ -1,10 +1,11 @@
-"""The loop's named pieces: limits (one small object per rule) and the ledger."""
+"""The loop's named pieces: limits (one small object per rule), the ledger, tool_end details."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
+from pydantic import BaseModel
 
 import owltui.agent.loop as loop_module
 from owltui.agent.events import Emitter, Event, ToolEnd
@@ -15,8 +16,9 @@ from owltui.agent.messages import AssistantMessage, ToolCall, ToolResult, Usage
 from owltui.agent.model import ForceTool, ToolChoice
 from owltui.agent.scripted import Call, Step
 from owltui.agent.state import End, RunState
+from owltui.agent.tool import ToolContext, ToolOutput
 
-from .helpers import Echo, check_history, make_agent
+from .helpers import Echo, TextArgs, check_history, make_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -120,11 +122,30 @@ def test_ledger_one_result_per_call_and_close_prefers_finished_results() -> None
     ledger.append(AssistantMessage(tool_calls=[a, b, c]))
     ledger.record(a, result_for(a, "one", "ok"))
     ledger.record(a, result_for(a, "again", "error"))  # a already has its result
-    ledger.finished(b, result_for(b, "two", "ok"))
+    ledger.finished(b, result_for(b, "two", "ok"), {"n": 2})
     ledger.close("Cancelled.", "cancelled")
     results = [i for i in history.items() if isinstance(i, ToolResult)]
     assert [(r.call_id, r.content, r.status) for r in results] == [
         ("a", "one", "ok"), ("b", "two", "ok"), ("c", "Cancelled.", "cancelled")]
     ends = [e for e in events if isinstance(e, ToolEnd)]
-    assert [e.call_id for e in ends] == ["a", "b", "c"]
+    assert [(e.call_id, e.details) for e in ends] == [("a", None), ("b", {"n": 2}), ("c", None)]
     assert heard == ["ok", "ok", "cancelled"] and not ledger.outstanding
+
+
+class Counted:
+    name: ClassVar[str] = "count"
+    description: ClassVar[str] = "Counts the text."
+    params: ClassVar[type[BaseModel]] = TextArgs
+    read_only: ClassVar[bool] = True
+
+    async def run(self, args: TextArgs, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput(str(len(args.text)), details={"chars": len(args.text)} if args.text else {})
+
+
+async def test_tool_end_carries_details_omitted_when_empty() -> None:
+    agent, _, events = make_agent([Step(calls=[Call("count", {"text": "abc"}), Call("count", {}),
+                                               Call("nope", {})]), Step(text="ok")], [Counted()])
+    await agent.run("go")
+    ends = [e.wire() for e in events if e.type == "tool_end"]
+    assert ends[0]["details"] == {"chars": 3} and ends[0]["output"] == "3"
+    assert "details" not in ends[1] and "details" not in ends[2] and ends[2]["status"] == "error"
