@@ -530,6 +530,15 @@ class SessionStore:
         if self._queued.pop(qid, None) is not None:
             self._entry("dequeued", moves_leaf=False, ref=qid, how=how)
 
+    def __del__(self) -> None:
+        # a store dropped without close() must not keep the session locked for the process's life
+        fd, self._fd = getattr(self, "_fd", None), None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except Exception:
+                pass
+
     def close(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
