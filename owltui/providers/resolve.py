@@ -148,7 +148,7 @@ def resolve_provider(provider: str | None = None, model: str | None = None, base
                 return ResolvedProvider("openai", pick, local, None, "local server")
     if base_url is not None:
         return _explicit("openai", model_name, base_url, env, "--base-url", probe)
-    if model_name is not None:
+    if model_name is not None and model_name != "demo":
         raise _unservable(model_name)
     return ResolvedProvider("demo", "demo", None, None, "demo")
 
