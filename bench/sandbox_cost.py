@@ -54,7 +54,7 @@ def main() -> None:
     args = ap.parse_args()
     probe = _probe_ms()
     if args.tui:
-        import owltui.session.runtime  # noqa: F401
+        import owltui.session.runtime
         import owltui.ui.app  # noqa: F401
     ballast = [bytearray(1024) for _ in range(args.ballast_mb * 1024)]
     caps = sandbox.capabilities()
