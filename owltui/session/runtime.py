@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,8 @@ from owltui.agent.requirement import RequirementSlot
 from .approvals import ApprovalBroker
 from .config import Config, ConfigError, load_config
 from .redact import RedactingEmitter, RedactingResultStore, Redactor
-from .sessions import find_session, latest_session
+from .sessions import SessionInfo, find_session, latest_session
+from .stats import RunStats
 from .store import SessionStore
 
 if TYPE_CHECKING:
@@ -106,9 +108,26 @@ class Runtime:
     def tool_names(self) -> list[str]:
         return sorted(self.agent.config.all_tools())
 
+    @cached_property
+    def stats(self) -> RunStats:
+        """The counters every front end shows (tokens, cost, rounds, queue, jobs), fed by this
+        runtime's events from the first use on (front ends take it before the first run)."""
+        stats = RunStats(jobs=dict(self.active_jobs))
+        self._unsubscribe.append(stats.follow(self.emitter, self.inbox))
+        return stats
+
+    def saved_sessions(self) -> list[SessionInfo]:
+        """This directory's saved sessions, newest first (``/sessions``)."""
+        from .paths import sessions_dir
+        from .sessions import list_sessions
+
+        return list_sessions(sessions_dir(self.workspace, self.env))
+
     def state(self) -> dict[str, Any]:
-        """The ``get_state`` payload (CONTRACTS section 2), plus requirement and pending approvals."""
+        """The ``get_state`` payload (CONTRACTS section 2), plus requirement, pending approvals,
+        running jobs and the session's usage (from ``stats``)."""
         req = self.requirement.current
+        stats = self.stats
         return {
             "running": self.agent.running,
             "paused": self.gate.paused,
@@ -117,7 +136,9 @@ class Runtime:
             "model": self.model_label,
             "requirement": req.tool if req is not None else None,
             "approvals": [p.call_id for p in self.approvals.pending()],
-            "jobs": sorted(self.active_jobs),
+            "jobs": sorted(stats.jobs),
+            "usage": stats.usage(),
+            "rounds": stats.rounds,
         }
 
     # ---- changing things -----------------------------------------------------------------

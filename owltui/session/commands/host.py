@@ -1,0 +1,125 @@
+"""The two sides a command acts on: the ``Host`` (the runtime: agent, inbox, gate, requirement,
+approvals, sessions) and the ``Frontend`` that typed it (the TUI, plain mode, RPC).
+
+``owltui.session.runtime.Runtime`` is the real host; ``owltui.ui.host.LocalRuntime`` is a bare one
+for tests and benches, whose optional services (switching models, compaction) raise ``Unavailable``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from types import TracebackType
+from typing import Any, Protocol
+
+from owltui.agent.agent import Agent
+from owltui.agent.events import Emitter
+from owltui.agent.inbox import Inbox
+from owltui.agent.pause import PauseGate
+from owltui.agent.requirement import RequirementSlot
+
+from ..approvals import ApprovalBroker
+from ..sessions import SessionInfo
+from ..stats import RunStats
+
+
+class Host(Protocol):
+    """What the commands and the front ends use of a runtime."""
+
+    @property
+    def agent(self) -> Agent: ...
+
+    @property
+    def emitter(self) -> Emitter: ...
+
+    @property
+    def inbox(self) -> Inbox: ...
+
+    @property
+    def gate(self) -> PauseGate: ...
+
+    @property
+    def requirement(self) -> RequirementSlot: ...
+
+    @property
+    def approvals(self) -> ApprovalBroker: ...
+
+    @property
+    def stats(self) -> RunStats: ...
+
+    @property
+    def model_label(self) -> str: ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    def tool_names(self) -> list[str]: ...
+
+    def require(self, tool: str, reason: str = "") -> None: ...
+
+    def set_model(self, spec: str) -> None:
+        """Switch model from the next call on; raises ``Unavailable`` or a one-sentence error."""
+        ...
+
+    def new_session(self) -> None:
+        """A fresh conversation (the caller checked that no run is going)."""
+        ...
+
+    def compact(self) -> Awaitable[str]:
+        """Summarise the conversation when awaited; may raise ``Unavailable`` at once."""
+        ...
+
+    def saved_sessions(self) -> list[SessionInfo]:
+        """This directory's saved sessions, newest first."""
+        ...
+
+    def state(self) -> dict[str, Any]:
+        """The ``get_state`` payload."""
+        ...
+
+    async def __aenter__(self) -> Any: ...
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> Any: ...
+
+
+class Themes(Protocol):
+    """A front end's themes (the TUI's): what ``/theme`` lists and sets."""
+
+    def names(self) -> list[str]: ...
+
+    @property
+    def current(self) -> str: ...
+
+    def use(self, name: str) -> None: ...
+
+
+class Frontend(Protocol):
+    """What a command needs of the front end that runs it."""
+
+    @property
+    def label(self) -> str:
+        """How messages name it ("plain mode")."""
+        ...
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """What it offers beyond the host (``"themes"``); a command that ``needs`` one is offered
+        only where it is present."""
+        ...
+
+    @property
+    def abort_key(self) -> str:
+        """How the user aborts a run here, named in refusals ("Esc")."""
+        ...
+
+    @property
+    def keys_help(self) -> str:
+        """The keys, appended to ``/help``."""
+        ...
+
+    @property
+    def themes(self) -> Themes | None: ...
+
+    def quit(self) -> None:
+        """End the front end (after the reply is shown)."""
+        ...

@@ -1,0 +1,244 @@
+"""Every command, declared once: the slash commands of the TUI and plain mode and the commands of RPC
+mode (CONTRACTS section 2). ``/help``, completion after ``/``, the TUI's command palette and
+docs/rpc.md's command table are all made from ``COMMANDS``; front ends only parse input into a call
+and show the ``Reply``.
+
+To add a command: write its function (``Context``, arguments) -> ``Reply`` here, add one ``Command``
+to ``COMMANDS`` (a slash name, an RPC name, or both), and regenerate the RPC table if it has an RPC
+name (``python -m owltui.session.commands --rpc-table``).
+"""
+
+from __future__ import annotations
+
+from owltui.agent.inbox import QueueLane
+from owltui.agent.requirement import MAX_ESCALATIONS
+
+from ..describe import model_display
+from ..sessions import format_listing
+from .spec import Arg, Args, Command, CommandError, Context, Handler, Pick, Reply, Unavailable, help_lines
+
+STEER_OR_FOLLOW_UP = ("steer", "follow_up")
+
+
+# ---- messages ------------------------------------------------------------------------------
+def prompt(ctx: Context, a: Args) -> Reply:
+    agent = ctx.host.agent
+    if not agent.running and agent.prompt(a["text"]):
+        return Reply()
+    lane: QueueLane | None = a["as"]
+    if lane is None:
+        if agent.running:
+            raise CommandError('a run is in progress: send it with "as": "steer" or "follow_up", '
+                               "or abort first")
+        raise CommandError('a run is starting: send it with "as": "steer" or "follow_up"')
+    ctx.host.inbox.push(lane, a["text"])
+    return Reply(data={"queued": lane})
+
+
+def _lane(lane: QueueLane) -> Handler:
+    def push(ctx: Context, a: Args) -> Reply:
+        ctx.host.inbox.push(lane, a["text"])
+        return Reply()
+
+    return push
+
+
+def abort(ctx: Context, a: Args) -> Reply:
+    return Reply(data={"aborted": ctx.host.agent.abort(clear_queue=a["clear_queue"])})
+
+
+# ---- the pause gate and the requirement ----------------------------------------------------------
+def pause(ctx: Context, _a: Args) -> Reply:
+    changed = ctx.host.gate.pause()
+    return Reply("" if changed else "already paused", data={"changed": changed})
+
+
+def resume(ctx: Context, _a: Args) -> Reply:
+    changed = ctx.host.gate.resume() is not None
+    return Reply("" if changed else "not paused", data={"changed": changed})
+
+
+def require(ctx: Context, a: Args) -> Reply:
+    tool, reason = a["tool"], a["reason"].strip()
+    names = ctx.host.tool_names()
+    if tool not in names:
+        raise CommandError(f"unknown tool `{tool}`; tools: {', '.join(names)}")
+    ctx.host.require(tool, reason)
+    why = f" ({reason})" if reason else ""
+    return Reply(f"requirement: the next turn must call `{tool}`{why}")
+
+
+def pick_tool(ctx: Context) -> Reply:
+    names = ctx.host.tool_names()
+    if not names:
+        return Reply("this agent has no tools to require", "warning")
+    return Reply(pick=Pick("Require a tool for the next turn", names, "require"))
+
+
+def clear_requirement(ctx: Context, _a: Args) -> Reply:
+    ctx.host.requirement.clear()
+    return Reply("requirement cleared")
+
+
+def approve(ctx: Context, a: Args) -> Reply:
+    call_id, decision = a["call_id"], a["decision"]
+    broker = ctx.host.approvals
+    waiting = {p.call_id: p.name for p in broker.pending()}
+    if call_id not in waiting or not broker.answer(call_id, decision):
+        raise CommandError(f"no approval request {call_id!r} is waiting", "warning")
+    name = waiting[call_id]
+    if decision == "always":
+        return Reply(f"always allowed: `{name}` saved as a permission rule", "success")
+    if decision == "deny":
+        return Reply(f"denied `{name}`", "warning")
+    return Reply()
+
+
+def get_state(ctx: Context, _a: Args) -> Reply:
+    return Reply(data=ctx.host.state())
+
+
+# ---- model and session -------------------------------------------------------------------------
+def model(ctx: Context, a: Args) -> Reply:
+    if a["spec"]:
+        try:
+            ctx.host.set_model(a["spec"])
+        except Unavailable:
+            raise
+        except Exception as exc:
+            raise CommandError(f"cannot switch model: {exc}") from exc
+    return Reply(f"model: {model_display(ctx.host.model_label)}")
+
+
+def sessions(ctx: Context, _a: Args) -> Reply:
+    infos = ctx.host.saved_sessions()
+    current = ctx.host.session_id
+    head = f"current session: {current}" if current else "this session is not saved (--no-session)"
+    body = format_listing(infos) if infos else "no saved sessions in this directory"
+    return Reply(f"{head}\n{body}\n(resume one with: owltui --resume ID)")
+
+
+def new(ctx: Context, _a: Args) -> Reply:
+    if ctx.host.agent.running:
+        raise CommandError(f"a run is going: abort it ({ctx.front.abort_key}) before /new", "warning")
+    ctx.host.new_session()
+    ctx.host.stats.new_session()
+    sid = ctx.host.session_id
+    return Reply(f"new session{f' {sid}' if sid else ''}", clear_view=True)
+
+
+def compact(ctx: Context, _a: Args) -> Reply:
+    if ctx.host.agent.running:
+        raise CommandError(f"a run is going: wait or abort ({ctx.front.abort_key}) before /compact",
+                           "warning")
+    work = ctx.host.compact()
+
+    async def finish() -> Reply:
+        try:
+            result = await work
+        except Exception as exc:
+            return Reply(f"compaction failed: {exc}", "error", ok=False)
+        return Reply(f"compacted{f': {result}' if result else ''}", "success")
+
+    return Reply("compacting…", then=finish())
+
+
+# ---- the front end -------------------------------------------------------------------------------
+def theme(ctx: Context, a: Args) -> Reply:
+    themes = ctx.front.themes
+    if themes is None:
+        raise Unavailable(f"themes are not available in {ctx.front.label}")
+    names = sorted(themes.names())
+    if a["name"] not in names:
+        raise CommandError(f"unknown theme '{a['name']}'; themes: {', '.join(names)}")
+    themes.use(a["name"])
+    return Reply(f"theme: {a['name']}")
+
+
+def pick_theme(ctx: Context) -> Reply:
+    themes = ctx.front.themes
+    if themes is None:
+        raise Unavailable(f"themes are not available in {ctx.front.label}")
+    return Reply(pick=Pick("Theme", sorted(themes.names()), "theme", highlight=themes.current))
+
+
+def help_(ctx: Context, _a: Args) -> Reply:
+    return Reply(help_text(ctx) + ("\n\n" + ctx.front.keys_help if ctx.front.keys_help else ""))
+
+
+def quit_(ctx: Context, _a: Args) -> Reply:
+    ctx.host.agent.abort()
+    ctx.front.quit()
+    return Reply()
+
+
+TEXT = Arg("text")
+COMMANDS: tuple[Command, ...] = (
+    Command("start a run; while one is going, queue the text in the lane named by `as`", prompt,
+            rpc="prompt", args=(TEXT, Arg("as", "str", required=False, choices=STEER_OR_FOLLOW_UP)),
+            doc='Start a run. While a run is going: `ok: false` unless `"as": "steer"` or `"as": '
+                '"follow_up"`, which queue the text in that lane (response carries `"queued": LANE`).'),
+    Command("steering: delivered at the next poll point of the running run", _lane("steer"),
+            rpc="steer", args=(TEXT,),
+            doc="Steering lane: delivered at the next poll point of the running run (after the current "
+                "tool batch); starts a run when idle."),
+    Command("delivered only when the agent would otherwise stop", _lane("follow_up"),
+            rpc="follow_up", args=(TEXT,),
+            doc="Follow-up lane: delivered only when the agent would otherwise stop; starts a run when "
+                "idle."),
+    Command("a background notice", _lane("aside"), rpc="aside", args=(TEXT,),
+            doc="Aside lane: a background notice; never interrupts tools, never forces an extra model "
+                "call mid-batch."),
+    Command("cancel the run", abort, rpc="abort", args=(Arg("clear_queue", "bool", required=False),),
+            doc="Cancel the run: the stream stops, running tools' processes are killed, every tool call "
+                "still gets a result. Queued messages stay queued unless `clear_queue`. Background jobs "
+                "keep running until OwlTUI exits. Response carries `\"aborted\": true\\|false` (false: "
+                "nothing was running)."),
+    Command("pause every agent before its next model call or tool start", pause,
+            slash="pause", rpc="pause",
+            doc="Close the process-wide pause gate: runs park before their next model call or tool "
+                "start; running work is never killed. Response carries `\"changed\"`."),
+    Command("open the pause gate and say how long it was closed", resume, slash="resume", rpc="resume",
+            doc="Open the gate. Response carries `\"changed\"`."),
+    Command("the next turn must call TOOL (no argument: pick one)", require,
+            slash="require", rpc="require_tool", pick=pick_tool,
+            args=(Arg("tool", metavar="TOOL"), Arg("reason", "str", required=False, metavar="reason")),
+            doc="Soft requirement: the next turn must call `tool` (a reminder first, then up to "
+                f"{MAX_ESCALATIONS} forced calls). `ok: false` for an unknown tool."),
+    Command("drop the tool requirement", clear_requirement, rpc="clear_requirement",
+            doc="Drop the requirement."),
+    Command("answer an approval request", approve, rpc="approve",
+            args=(Arg("call_id"), Arg("decision", choices=("allow", "deny", "always"))),
+            doc="Answer an `approval_request` event. `always` also saves an allow rule in "
+                "`.owltui/permissions.toml`. `ok: false` if no such request is waiting."),
+    Command("running, paused, queue, session, model, requirement, approvals, jobs, usage", get_state,
+            rpc="get_state",
+            doc="Response carries `running`, `paused`, `queue` `{steer: [...], follow_up: [...], "
+                "aside: [...]}`, `session_id` (null with `--no-session`), `model`, and also "
+                "`requirement` (tool or null), `approvals` (waiting call ids), `jobs` (running "
+                "background job ids), `usage` (the session's `input_tokens`, `output_tokens`, "
+                "`cache_read_tokens`, `cache_write_tokens`, `cost`) and `rounds` (model calls)."),
+    Command("show or switch the model", model, slash="model",
+            args=(Arg("spec", required=False, metavar="PROVIDER:MODEL"),)),
+    Command("list the saved sessions of this directory", sessions, slash="sessions"),
+    Command("start a fresh session", new, slash="new"),
+    Command("summarize the conversation to free context", compact, slash="compact"),
+    Command("pick or set the theme (remembered)", theme, slash="theme", needs="themes", pick=pick_theme,
+            args=(Arg("name", metavar="NAME"),)),
+    Command("keys and commands", help_, slash="help"),
+    Command("leave OwlTUI", quit_, slash="quit", rpc="quit",
+            doc="Abort the current run, answer, and exit with status 0."),
+)
+
+
+def slash_commands(ctx: Context) -> list[Command]:
+    """The slash commands this front end offers, in order."""
+    return [c for c in COMMANDS if c.slash is not None and c.offered_by(ctx.front)]
+
+
+def rpc_commands() -> list[Command]:
+    return [c for c in COMMANDS if c.rpc is not None]
+
+
+def help_text(ctx: Context) -> str:
+    return help_lines(slash_commands(ctx))
