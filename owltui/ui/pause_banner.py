@@ -8,8 +8,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from owltui.agent.pause import PauseGate
-
-from .text import format_duration
+from owltui.session.describe import format_duration
 
 
 class PauseBanner(Static):

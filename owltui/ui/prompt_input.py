@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
-from .commands import Command, complete
+from owltui.session.commands import Command
 
 
 class CompletionList(Static):
@@ -44,7 +44,7 @@ class CompletionList(Static):
             if i:
                 out.append("\n")
             style = "reverse bold" if i == self.index else ""
-            out.append(f"/{cmd.name} {cmd.args}".rstrip().ljust(28), style=style)
+            out.append(f"/{cmd.slash} {cmd.usage}".rstrip().ljust(28), style=style)
             out.append(f"  {cmd.help}", style="dim")
         self.update(out)
 
@@ -86,10 +86,11 @@ class PromptInput(TextArea):
         pass
 
     def __init__(self, completions: CompletionList, *, approve: Callable[[str], bool] | None = None,
-                 id: str | None = None) -> None:
+                 complete: Callable[[str], list[Command]] | None = None, id: str | None = None) -> None:
         super().__init__("", id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.completions = completions
         self.approve = approve or (lambda _decision: False)
+        self.complete = complete or (lambda _text: [])
 
     # ---- actions -------------------------------------------------------------------------
     def _take(self) -> str:
@@ -117,11 +118,11 @@ class PromptInput(TextArea):
         cmd = self.completions.current if self.completions.display else None
         if cmd is not None and self.text.strip() != f"/{cmd.name}":
             if cmd.args:
-                self._set(f"/{cmd.name} ")
+                self.fill(f"/{cmd.name} ")
                 return
-            self._set(f"/{cmd.name}")
+            self.fill(f"/{cmd.name}")
         if self.text.endswith("\\"):
-            self._set(self.text[:-1] + "\n")
+            self.fill(self.text[:-1] + "\n")
             return
         if not self.text.strip():
             return
@@ -131,7 +132,8 @@ class PromptInput(TextArea):
         if self.text.strip():
             self.post_message(self.Send(self._take(), "follow_up"))
 
-    def _set(self, text: str) -> None:
+    def fill(self, text: str) -> None:
+        """Replace the text, cursor at the end."""
         self.load_text(text)
         lines = text.split("\n")
         self.move_cursor((len(lines) - 1, len(lines[-1])))
@@ -139,11 +141,11 @@ class PromptInput(TextArea):
     def put_back(self, text: str) -> None:
         """Put a message taken back from the queue into the editor (before anything typed)."""
         current = self.text
-        self._set(text if not current.strip() else f"{text}\n{current}")
+        self.fill(text if not current.strip() else f"{text}\n{current}")
 
     # ---- completion and approvals --------------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        matches = complete(self.text)
+        matches = self.complete(self.text)
         if len(matches) == 1 and self.text == f"/{matches[0].name}":
             matches = matches if matches[0].args else []
         self.completions.show(matches)
@@ -156,7 +158,7 @@ class PromptInput(TextArea):
             if event.key == "tab":
                 cmd = self.completions.current
                 if cmd is not None:
-                    self._set(f"/{cmd.name} " if cmd.args else f"/{cmd.name}")
+                    self.fill(f"/{cmd.name} " if cmd.args else f"/{cmd.name}")
             else:
                 step = 1 if event.key == "down" else -1
                 self.completions.show(self.completions.matches, (self.completions.index + step) % n)

@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 from rich.text import Text
 from textual.widgets import Static
 
+from owltui.agent.requirement import MAX_ESCALATIONS
+
 
 @dataclass
 class StatusState:
@@ -64,7 +66,7 @@ class StatusBar(Static):
         if s.paused:
             t.append("  ⏸ PAUSED", style="bold reverse")
         if s.requirement:
-            esc = f" (forced {s.escalation}/3)" if s.escalation else ""
+            esc = f" (forced {s.escalation}/{MAX_ESCALATIONS})" if s.escalation else ""
             t.append(f"  require {s.requirement}{esc}", style="bold")
         if s.steer or s.follow_up:
             t.append(f"  queue {s.steer} steer · {s.follow_up} follow-up")

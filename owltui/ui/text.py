@@ -47,14 +47,3 @@ def summarize_args(name: str, args: dict[str, Any], width: int = 60) -> str:
         text = json.dumps(args, ensure_ascii=False, default=str) if args else ""
     text = " ".join(clean(text).split())
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def format_duration(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    if seconds < 60:
-        return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m {secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"

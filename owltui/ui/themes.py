@@ -2,7 +2,8 @@
 
 Searched in order (a later file with the same name wins): the themes shipped inside the package
 (``owltui/ui/themes`` is a link to the repository's top-level ``themes/``, the one copy; the wheel
-carries the files), then ``$XDG_CONFIG_HOME/owltui/themes/``. A bad file yields a warning naming the file and the field.
+carries the files), then ``$XDG_CONFIG_HOME/owltui/themes/``. A bad file yields a warning naming the
+file and the field.
 """
 
 from __future__ import annotations

@@ -1,0 +1,47 @@
+"""The TUI as the command layer sees it: a ``Frontend`` that offers themes, and the keys for /help."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from textual.app import App
+
+KEYS_HELP = """Keys:
+  Enter            send (a prompt when idle, steering while the agent works)
+  Alt+Enter/Ctrl+J send as a follow-up (delivered when the agent would stop)
+  Shift+Enter/Ctrl+N, or \\ then Enter   newline
+  Alt+Up           take the last queued message back into the editor
+  Esc              abort the run (queued messages stay queued)
+  F2               pause / resume every agent (the process-wide gate)
+  Ctrl+T           require a tool for the next turn (picker)
+  y / a / n        answer an approval while the input is empty (allow once / always / deny)
+  PgUp / PgDn      scroll;  Ctrl+End or F4 follow the bottom again
+  Ctrl+C           clear the input; twice quits.   Ctrl+D on an empty input quits"""
+
+
+class TuiFront:
+    """``Frontend`` and ``Themes`` for the command layer, over the Textual app."""
+
+    label = "the TUI"
+    capabilities = frozenset({"themes"})
+    abort_key = "Esc"
+    keys_help = KEYS_HELP
+
+    def __init__(self, app: App[Any], quit: Callable[[], Awaitable[None]]) -> None:
+        self._app = app
+        self._quit = quit
+        self.themes = self
+
+    def names(self) -> list[str]:
+        return list(self._app.available_themes)
+
+    @property
+    def current(self) -> str:
+        return self._app.theme
+
+    def use(self, name: str) -> None:
+        self._app.theme = name
+
+    def quit(self) -> None:
+        self._app.call_later(self._quit)

@@ -1,0 +1,231 @@
+"""The TUI's presenter: agent events (and the host's other news) turned into widgets.
+
+It is given the widgets it updates — the conversation, the status bar, the queue panel, the pause
+banner — and the host it reads; it knows nothing of the app. Events go through a dispatch table keyed
+by event type. Notice wording comes from ``owltui.session.describe``; the status bar's counters from
+the host's ``RunStats``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from owltui.agent import events as ev
+from owltui.agent.requirement import SoftRequirement
+from owltui.session.approvals import Pending
+from owltui.session.commands import Host
+from owltui.session.describe import Notice, describe, model_display, requirement_outcome
+from owltui.session.stats import RunStats
+
+from .blocks import AssistantBlock, InputBlock, NoticeBlock, ThinkingBlock
+from .conversation import ConversationView
+from .pause_banner import PauseBanner
+from .queue_panel import QueuePanel
+from .status_bar import StatusBar
+from .tool_block import ToolBlock
+
+Later = Callable[..., Any]  # run a callback (sync or async) on the UI's loop after this one
+SUBAGENT_SHOWN = (ev.ToolStart, ev.ToolEnd, ev.ApprovalRequest)  # the rest stays out of the view
+
+
+class Presenter:
+    def __init__(self, host: Host, stats: RunStats, *, conversation: ConversationView, status: StatusBar,
+                 queue: QueuePanel, banner: PauseBanner, later: Later, alive: Callable[[], bool]) -> None:
+        self.host = host
+        self.stats = stats
+        self.conversation = conversation
+        self.status = status
+        self.queue = queue
+        self.banner = banner
+        self._later = later
+        self._alive = alive
+        self._assistant: AssistantBlock | None = None
+        self._thinking: ThinkingBlock | None = None
+        self._tools: dict[str, ToolBlock] = {}
+        self._echoed: list[str] = []  # prompts already drawn, whose ``input`` event is not drawn again
+        self._steps: dict[type[ev.Event], Callable[[Any], Awaitable[None]]] = {
+            ev.AgentStart: self._agent_start,
+            ev.InputEvent: self._input,
+            ev.MessageStart: self._message_start,
+            ev.MessageDelta: self._thinking_delta,
+            ev.MessageEnd: self._message_end,
+            ev.ToolStart: self._tool_start,
+            ev.ToolUpdate: self._tool_update,
+            ev.ToolEnd: self._tool_end,
+            ev.ApprovalRequest: self._approval_request,
+            ev.RequirementEvent: self._describe,
+            ev.Retry: self._describe,
+            ev.Paused: self._describe,
+            ev.Resumed: self._describe,
+            ev.JobStarted: self._job,
+            ev.JobFinished: self._job,
+            ev.AgentEnd: self._agent_end,
+        }
+
+    # ---- events --------------------------------------------------------------------------
+    async def show(self, batch: list[ev.Event]) -> None:
+        """Draw a batch of events; consecutive text deltas are fed to the answer in one piece."""
+        text: list[str] = []
+        for event in batch:
+            if not self._alive():
+                return
+            if type(event) is ev.MessageDelta and event.text is not None and event.agent is None:
+                text.append(event.text)
+                continue
+            if text:
+                await self._assistant_text("".join(text))
+                text = []
+            if event.agent is not None and not isinstance(event, SUBAGENT_SHOWN):
+                continue  # subagent chatter stays out of the main conversation
+            step = self._steps.get(type(event))
+            if step is not None:
+                await step(event)
+        if text:
+            await self._assistant_text("".join(text))
+        self.redraw_status()
+
+    async def _agent_start(self, _e: ev.AgentStart) -> None:
+        self._assistant = None
+
+    async def _input(self, e: ev.InputEvent) -> None:
+        if e.lane == "user" and self._echoed and self._echoed[0] == e.text:
+            self._echoed.pop(0)
+        else:
+            await self.conversation.add(InputBlock(e.lane, e.text))
+
+    async def _message_start(self, _e: ev.MessageStart) -> None:
+        self._assistant = None
+        self._thinking = None
+
+    async def _thinking_delta(self, e: ev.MessageDelta) -> None:
+        if e.thinking:
+            if self._thinking is None:
+                self._thinking = ThinkingBlock()
+                await self.conversation.add(self._thinking)
+            self._thinking.append(e.thinking)
+
+    async def _message_end(self, e: ev.MessageEnd) -> None:
+        await self._end_assistant(e.text)
+        self._thinking = None
+        for call in e.tool_calls:
+            await self._tool_block(call.id, call.name, call.arguments)
+        await self.say(describe(e))
+
+    async def _tool_start(self, e: ev.ToolStart) -> None:
+        (await self._tool_block(e.call_id, e.name, e.arguments)).set_status("running")
+
+    async def _tool_update(self, e: ev.ToolUpdate) -> None:
+        block = self._tools.get(e.call_id)
+        if block is not None:
+            block.append_output(e.text)
+
+    async def _tool_end(self, e: ev.ToolEnd) -> None:
+        (await self._tool_block(e.call_id, e.name, {})).finish(e.status, e.output)
+        self._answered(e.call_id)
+
+    async def _approval_request(self, e: ev.ApprovalRequest) -> None:
+        (await self._tool_block(e.call_id, e.name, e.arguments)).ask()
+
+    async def _describe(self, e: ev.Event) -> None:
+        await self.say(describe(e))
+
+    async def _job(self, e: ev.JobStarted | ev.JobFinished) -> None:
+        await self.say(describe(e))
+        self.queue_changed()
+
+    async def _agent_end(self, e: ev.AgentEnd) -> None:
+        self._echoed.clear()
+        await self._end_assistant()
+        await self.say(describe(e, queued=self.stats.waiting))
+
+    # ---- blocks --------------------------------------------------------------------------
+    async def _assistant_text(self, text: str) -> None:
+        if self._assistant is None:
+            self._assistant = AssistantBlock()
+            await self.conversation.add(self._assistant)
+        self._assistant.feed(text)
+
+    async def _end_assistant(self, final_text: str = "") -> None:
+        block, self._assistant = self._assistant, None
+        if block is None and final_text.strip():
+            block = AssistantBlock()
+            await self.conversation.add(block)
+            block.feed(final_text)
+        if block is not None:
+            block.end()
+
+    async def _tool_block(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolBlock:
+        block = self._tools.get(call_id)
+        if block is None:
+            block = ToolBlock(call_id, name, arguments)
+            self._tools[call_id] = block
+            await self.conversation.add(block)
+        return block
+
+    def _answered(self, call_id: str) -> None:
+        block = self._tools.get(call_id)
+        if block is not None:
+            block.answered()
+
+    async def notice(self, text: str, kind: str = "info") -> NoticeBlock:
+        block = NoticeBlock(text, kind)
+        await self.conversation.add(block)
+        return block
+
+    async def say(self, notice: Notice | None) -> None:
+        if notice is not None:
+            await self.notice(notice.text, notice.kind)
+
+    async def echo(self, text: str) -> None:
+        """Draw a prompt as sent (a paused gate parks the run before it is delivered)."""
+        self._echoed.append(text)
+        await self.conversation.add(InputBlock("user", text))
+
+    async def reset(self) -> None:
+        """An empty conversation (``/new``)."""
+        self._tools.clear()
+        self._echoed.clear()
+        self._assistant = self._thinking = None
+        await self.conversation.remove_children()
+
+    # ---- the host's other news -----------------------------------------------------------
+    def redraw_status(self) -> None:
+        if not self._alive():
+            return
+        host, stats, st = self.host, self.stats, self.status.state
+        st.model = model_display(host.model_label)
+        st.running = host.agent.running
+        st.tokens_in, st.tokens_out, st.cache_read = stats.tokens_in, stats.tokens_out, stats.cache_read
+        st.cost = stats.cost
+        st.round, st.max_rounds = stats.round, host.agent.config.max_rounds
+        st.paused = host.gate.paused
+        req = host.requirement.current
+        st.requirement = req.tool if req is not None else None
+        st.escalation = stats.escalation
+        st.steer, st.follow_up = stats.queued["steer"], stats.queued["follow_up"]
+        st.jobs = len(stats.jobs)
+        self.status.redraw()
+
+    def queue_changed(self) -> None:
+        if not self._alive():
+            return
+        self.queue.show_queue(self.host.inbox.snapshot(), self.stats.jobs)
+        self.redraw_status()
+
+    def gate_changed(self, *_: object) -> None:
+        if not self._alive():
+            return
+        self.banner.redraw()
+        self.redraw_status()
+
+    def requirement_changed(self, what: str, req: SoftRequirement | None) -> None:
+        if not self._alive():
+            return
+        self.redraw_status()
+        if req is not None:
+            self._later(self.say, requirement_outcome(what, req.tool))
+
+    def approval_changed(self, action: str, pending: Pending) -> None:
+        if action in ("withdrawn", "answered"):
+            self._answered(pending.call_id)
