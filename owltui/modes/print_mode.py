@@ -15,8 +15,9 @@ from typing import Any, TextIO
 
 import anyio
 
-from owltui.agent.events import AgentEnd, Event, JobFinished, JobStarted, MessageEnd, Retry, ToolStart
+from owltui.agent.events import Event, JobFinished, JobStarted, Retry, ToolStart
 from owltui.agent.model import Model
+from owltui.session.describe import describe
 from owltui.session.runtime import Options, Runtime, build_runtime
 from owltui.tools.sanitize import sanitize
 
@@ -26,13 +27,16 @@ EXIT_CODES = {"done": 0, "aborted": 130}
 
 
 class _Progress:
-    """Short progress lines on stderr for text mode; remembers the final answer and end reason."""
+    """Short progress lines on stderr in text mode (each event as a JSON line with ``--output jsonl``).
+    The final answer and the end reason are read from the runtime's ``RunStats``."""
 
     def __init__(self, err: TextIO | None, jsonl: JsonLines | None) -> None:
         self.err = err
         self.jsonl = jsonl
-        self.text = ""
-        self.end: AgentEnd | None = None
+        self._steps: dict[type[Event], Callable[[Any], None]] = {
+            ToolStart: self._tool_start, Retry: self._notice, JobStarted: self._notice,
+            JobFinished: self._notice,
+        }
 
     def _say(self, line: str) -> None:
         if self.err is not None:
@@ -41,23 +45,21 @@ class _Progress:
     def __call__(self, ev: Event) -> None:
         if self.jsonl is not None:
             self.jsonl.write(ev.wire())
-        if ev.agent is not None:  # a subagent's events are not the final answer
             return
-        if isinstance(ev, MessageEnd):
-            self.text = ev.text
-        elif isinstance(ev, AgentEnd):
-            self.end = ev
-        if self.jsonl is not None:
+        if ev.agent is not None:  # a subagent's progress is its task's business
             return
-        if isinstance(ev, ToolStart):
-            args = " ".join(f"{k}={v!r}" for k, v in ev.arguments.items())
-            self._say(f"· {ev.name} {args[:160]}")
-        elif isinstance(ev, Retry):
-            self._say(f"· retrying in {ev.delay_s:.1f} s (attempt {ev.attempt}): {ev.reason}")
-        elif isinstance(ev, JobStarted):
-            self._say(f"· background job {ev.job_id} started: {ev.command}")
-        elif isinstance(ev, JobFinished):
-            self._say(f"· background job {ev.job_id} finished (exit {ev.exit_code})")
+        step = self._steps.get(type(ev))
+        if step is not None:
+            step(ev)
+
+    def _tool_start(self, ev: ToolStart) -> None:
+        args = " ".join(f"{k}={v!r}" for k, v in ev.arguments.items())
+        self._say(f"· {ev.name} {args[:160]}")
+
+    def _notice(self, ev: Event) -> None:
+        notice = describe(ev)
+        if notice is not None:
+            self._say(f"· {notice.text}")
 
 
 async def print_run(options: Options, prompt: str, output: str = "text", *, model: Model | None = None,
@@ -69,6 +71,7 @@ async def print_run(options: Options, prompt: str, output: str = "text", *, mode
     out = out if out is not None else sys.stdout.buffer
     err = err if err is not None else sys.stderr
     runtime = build_runtime(options, model=model, env=env)
+    stats = runtime.stats  # counting from before the run
     if prepare is not None:
         prepare(runtime)
     jsonl = JsonLines(out) if output == "jsonl" else None
@@ -93,10 +96,10 @@ async def print_run(options: Options, prompt: str, output: str = "text", *, mode
     if interrupted:
         print("owltui: interrupted", file=err)
         return 130
-    end = progress.end
+    end = stats.end
     reason = end.reason if end is not None else "error"
-    if jsonl is None and progress.text.strip():
-        text = sanitize(progress.text).rstrip("\n") + "\n"
+    if jsonl is None and stats.answer.strip():
+        text = sanitize(stats.answer).rstrip("\n") + "\n"
         try:
             out.write(text.encode("utf-8"))
             out.flush()

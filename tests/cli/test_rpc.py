@@ -53,6 +53,8 @@ def test_every_command(rpc: Proc, fake: FakeOpenAI) -> None:
     assert all(t in second for t in ("also this", "then that", "and more", "fyi"))
     state = rpc.call({"type": "get_state", "id": 9})
     assert state["running"] is False and state["queue"] == {"steer": [], "follow_up": [], "aside": []}
+    assert state["rounds"] == 2 and set(state["usage"]) == {
+        "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost"}
 
     assert rpc.call({"type": "pause", "id": 10})["ok"] is True
     rpc.expect(type="paused")
