@@ -35,10 +35,28 @@ def sanitize(text: str) -> str:
     return _PATTERN.sub("", text)
 
 
+def last_frame(line: str) -> str:
+    """What a terminal keeps of an unfinished line that carriage returns redraw: the text after the
+    last ``\\r`` that has any (a trailing ``\\r`` is kept, it may be the first half of ``\\r\\n``).
+    ``sanitize(last_frame(x) + rest) == sanitize(x + rest)`` for any ``rest``."""
+    cut = line.rfind("\r")
+    if cut == -1:
+        return line
+    if cut < len(line) - 1:
+        return line[cut + 1 :]
+    start = line.rfind("\r", 0, cut)
+    while start != -1 and start == cut - 1:  # "\r\r": look further back for the frame
+        cut, start = start, line.rfind("\r", 0, start)
+    return line[start + 1 : cut] + "\r" if cut > start + 1 else "\r"
+
+
 class StreamSanitizer:
     """Incremental ``sanitize`` for byte streams: decodes UTF-8 across chunk boundaries and holds
-    back an unfinished line (up to ``hold`` characters) so sequences split between chunks are
-    still recognised."""
+    back the unfinished line so sequences split between chunks are still recognised.
+
+    Carriage-return frames (progress bars) are reduced as they arrive: of an unfinished line only
+    its last frame is held, so a line of any length redrawn by ``\\r`` comes out as its last frame.
+    A single frame longer than ``hold`` characters is let through in pieces."""
 
     def __init__(self, hold: int = 8192) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -48,9 +66,11 @@ class StreamSanitizer:
     def feed(self, data: bytes) -> str:
         text = self._pending + self._decoder.decode(data)
         cut = text.rfind("\n") + 1
-        if len(text) - cut > self._hold:
-            cut = len(text)
-        self._pending = text[cut:]
+        pending = last_frame(text[cut:])
+        if len(pending) > self._hold:
+            self._pending = ""
+            return sanitize(text[:cut] + pending)
+        self._pending = pending
         return sanitize(text[:cut])
 
     def close(self) -> str:

@@ -45,3 +45,28 @@ def test_stream_sanitizer_flushes_long_lines() -> None:
     s = StreamSanitizer(hold=100)
     assert len(s.feed(b"x" * 500)) == 500
     assert s.close() == ""
+
+
+def test_progress_frames_reduce_to_the_last_frame_at_any_size() -> None:
+    """tqdm-style output: thousands of frames on one line (far more than the hold) come out as
+    the last frame only, however the bytes are chunked."""
+    frames = b"".join(b"\r%06d/300000 |#####     | %3d%%" % (i, i % 100) for i in range(20_000))
+    data = b"start\n" + frames + b"\r\nnext line\n" + b"x" * 50 + b"\r" + b"y" * 10 + b"\n"
+    for size in (1, 7, 4096, 65536, len(data)):
+        s = StreamSanitizer(hold=8192)
+        out = "".join(s.feed(data[i : i + size]) for i in range(0, len(data), size)) + s.close()
+        assert out == "start\n019999/300000 |#####     |  99%\nnext line\n" + "y" * 10 + "\n"
+
+
+def test_last_frame_keeps_what_sanitize_keeps() -> None:
+    import random
+
+    from owltui.tools.sanitize import last_frame
+
+    rng = random.Random(7)
+    for _ in range(5000):
+        line = "".join(rng.choice("ab\r") for _ in range(rng.randint(0, 10)))
+        for rest in ("", "\n", "zz", "\r\nq", "\rq"):
+            assert sanitize(last_frame(line) + rest) == sanitize(line + rest), (line, rest)
+    assert last_frame("a\rbb\r") == "bb\r"  # the \r may be half of \r\n
+    assert len(last_frame("x" * 100 + "\r" * 3)) == 101
