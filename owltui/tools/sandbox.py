@@ -29,6 +29,7 @@ approval only (``protects_config`` False). ``startup_notes()`` says so in one li
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import re
@@ -260,7 +261,8 @@ class _Plan:
 
 
 def _fail_in_child(step: str, err: int) -> None:
-    msg = f"owltui: the sandbox could not be set up ({step}: {os.strerror(err)}); the command did not run.\n"
+    msg = (f"owltui: the sandbox could not be set up ({step}: {os.strerror(err)}); the command did not run "
+           "(the user can run OwlTUI with --sandbox off).\n")
     try:
         os.write(2, msg.encode())
     finally:
@@ -410,7 +412,6 @@ class SandboxPolicy:
         self.namespaces = caps.namespaces if namespaces is None else namespaces
         self.userns = caps.userns if userns is None else userns
         self.temp_dir = _real(tempfile.gettempdir())
-        self._created: list[Path] = []
         self._ll: _Landlock | None = None
         self._setups: dict[tuple[Any, ...], Callable[[], None]] = {}
 
@@ -525,11 +526,8 @@ class SandboxPolicy:
             wanted.append(ws / ".git" / "hooks")
         for path in wanted:
             if not os.path.lexists(path):
-                try:
+                with contextlib.suppress(OSError):
                     path.mkdir()
-                    self._created.append(path)
-                except OSError:
-                    pass
 
     def _mounts(self) -> list[tuple[bytes, int | None]]:
         self._ensure_protected_exist()
