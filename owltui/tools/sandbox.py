@@ -30,6 +30,7 @@ approval only (``protects_config`` False). ``startup_notes()`` says so in one li
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import os
 import re
@@ -349,8 +350,8 @@ def _child_setup(plan: _Plan) -> Callable[[], None]:
                 if syscall(_SYS_RESTRICT_SELF, fd, 0) != 0:
                     return _fail_in_child(step, get_errno())
                 os.close(fd)
-        except OSError as exc:
-            _fail_in_child(step, exc.errno or 1)
+        except BaseException as exc:  # whatever it is, the command must not run
+            _fail_in_child(step, getattr(exc, "errno", None) or errno.EINVAL)
         return None
 
     return setup
@@ -443,7 +444,7 @@ class SandboxPolicy:
         return self.enforced and not self.network and self.abi >= 4
 
     def writable_roots(self) -> list[Path]:
-        """Where commands may write (empty in read-only mode; None-like everything when not enforced)."""
+        """Where commands may write under this policy (empty unless workspace-write)."""
         if self.mode != "workspace-write":
             return []
         return [self.workspace, self.temp_dir, *(Path(p) for p in WRITABLE_SYSTEM), *self.writable]
@@ -459,7 +460,7 @@ class SandboxPolicy:
         """One line per thing the user must know at start (nothing when all is as configured)."""
         notes: list[str] = []
         if self.mode == "off":
-            return ["the sandbox is off (sandbox = \"off\"): commands run with all of your permissions"]
+            return ["the sandbox is off: commands run with all of your permissions"]
         if not self.enforced:
             notes.append("this kernel has no Landlock, so commands cannot be sandboxed: every command asks "
                          "for approval (print mode refuses them unless --sandbox off is given)")
