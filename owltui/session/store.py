@@ -32,6 +32,7 @@ import errno
 import fcntl
 import json
 import os
+import stat
 import sys
 import uuid
 from collections.abc import Callable, Sequence
@@ -209,14 +210,19 @@ class SessionStore:
     def open(cls, path: Path, redactor: Redactor | None = None, warn: Warn | None = None) -> SessionStore:
         """Load a session file to append to it, holding its lock. Corrupt lines are skipped (with a
         warning) and the chain repaired; SessionError if another process has the file open."""
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:  # O_NONBLOCK: a FIFO in its place fails at once instead of waiting for a reader
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
         except FileNotFoundError:
             raise SessionError(f"Cannot read session file {path}: it does not exist.") from None
         except OSError as exc:
+            if exc.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO without a reader, a directory
+                raise SessionError(f"{path} is not a regular file, so not a session file.") from None
             raise SessionError(f"Cannot open session file {path} for writing: {_reason(exc)}; "
                                "run with --no-session to start without saving.") from None
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise SessionError(f"{path} is not a regular file, so not a session file.")
+            os.set_blocking(fd, True)
             _lock(fd, path)
             try:
                 data = path.read_bytes()

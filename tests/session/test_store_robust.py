@@ -256,3 +256,12 @@ def test_unwritable_data_directory_names_it_and_no_session(tmp_path: Path) -> No
         ro.chmod(0o500)
         with pytest.raises(SessionError, match="--no-session"):
             SessionStore.create(ro / "sessions", tmp_path, "m")
+
+
+def test_a_fifo_or_directory_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "20250101T000000_abc.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(SessionError, match="not a regular file"):
+        SessionStore.open(fifo)  # no reader: must not block
+    with pytest.raises(SessionError, match="not a regular file"):
+        SessionStore.open(tmp_path)
