@@ -265,3 +265,18 @@ def test_a_fifo_or_directory_is_refused_at_once(tmp_path: Path) -> None:
         SessionStore.open(fifo)  # no reader: must not block
     with pytest.raises(SessionError, match="not a regular file"):
         SessionStore.open(tmp_path)
+
+
+def test_a_result_appended_unlike_its_early_copy_wins_on_load(tmp_path: Path) -> None:
+    store = SessionStore.create(tmp_path, tmp_path, "m")
+    store.append(UserMessage(text="go"))
+    store.append(AssistantMessage(text="", tool_calls=[ToolCall(id="a", name="read", arguments={}),
+                                                       ToolCall(id="b", name="read", arguments={})],
+                                  stop_reason="tool_use"))
+    store.record_result_early(ToolResult(call_id="b", name="read", content="early b"))
+    store.append(ToolResult(call_id="a", name="read", content="a"))
+    store.append(ToolResult(call_id="b", name="read", content="b, as the loop recorded it"))
+    store.close()
+    loaded = SessionStore.open(store.path)
+    assert [getattr(i, "content", None) for i in loaded.items()][2:] == ["a", "b, as the loop recorded it"]
+    loaded.close()
