@@ -19,6 +19,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
+from textual.theme import Theme
 from textual.widgets import Footer
 from textual.worker import Worker
 
@@ -207,7 +208,7 @@ class OwlApp(App[int]):
     def _alive(self) -> bool:
         return self.presenter is not None and not self._quitting
 
-    def _theme_changed(self, theme: Any) -> None:
+    def _theme_changed(self, theme: Theme) -> None:
         if self.save_theme is not None:
             try:
                 self.save_theme(theme.name)

@@ -170,3 +170,21 @@ async def test_old_blocks_are_pruned() -> None:
         assert len(app.conversation.children) <= 7
         assert any("earlier blocks pruned" in n for n in notes(app))
         await app.action_quit()
+
+
+async def test_compact_with_runtime_says_what_happened(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    from owltui.agent.scripted import ScriptedModel
+    from owltui.session.runtime import Options, build_runtime
+    from owltui.ui.app import OwlApp
+    from owltui.ui.themes import PACKAGE_THEMES
+
+    runtime = build_runtime(Options(workspace=ws), model=ScriptedModel([]), env=env_for(tmp_path))
+    app = OwlApp(runtime, theme_dirs=[PACKAGE_THEMES], elapsed=lambda: 1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await run(pilot, "/compact")
+        await wait_for(pilot, lambda: len(notes(app)) == 2, "the outcome")
+        assert notes(app) == ["compacting…", "compaction failed: The conversation is too short to compact."]
+        await app.action_quit()

@@ -104,6 +104,10 @@ async def test_stream_steer_pause_resume_require_quit() -> None:
         assert rt.requirement.current.reason == "be sure"
         inp.send_text("/require nope\r")
         await until(lambda: any("unknown tool `nope`" in line for line in out), "unknown")
+        inp.send_text("/theme owl-light\r")
+        await until(lambda: "! /theme is not available in plain mode (/help)" in out, "no themes")
+        inp.send_text("/new\r")
+        await until(lambda: "· new session" in out, "new session")
         inp.send_text("\x04")  # Ctrl+D
 
     out = await drive(rt, script)
