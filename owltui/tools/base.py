@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
+import stat
+import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from owltui.agent.tool import Tool, ToolError
+
+from .textcodec import name_candidates, show_name
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
@@ -53,13 +60,26 @@ def describe_tool(tool: Tool) -> str:
 
 
 def resolve_path(workspace: Path, path: str) -> Path:
-    """An absolute, normalised path; relative paths are taken from the workspace."""
+    """An absolute, normalised path; relative paths are taken from the workspace. A name shown with
+    visible forms (``bad_\\xff.txt`` for a name that is not UTF-8) finds the file it stands for."""
     if not path.strip():
         raise ToolError("path is empty")
-    p = Path(os.path.expanduser(path))
-    if not p.is_absolute():
-        p = workspace / p
-    return Path(os.path.normpath(p))
+    if "\0" in path:
+        raise ToolError("path contains a NUL character")
+    resolved = None
+    for candidate in name_candidates(path):
+        p = Path(os.path.expanduser(candidate))
+        if not p.is_absolute():
+            p = workspace / p
+        p = Path(os.path.normpath(p))
+        if resolved is None:
+            resolved = p
+        elif os.path.lexists(resolved) or not os.path.lexists(p):
+            break
+        else:
+            resolved = p
+    assert resolved is not None
+    return resolved
 
 
 def is_inside(workspace: Path, path: Path) -> bool:
@@ -70,11 +90,72 @@ def is_inside(workspace: Path, path: Path) -> bool:
 
 
 def display_path(workspace: Path, path: Path) -> str:
+    """``path`` relative to the workspace when inside it; never contains a surrogate or a control."""
     try:
-        return path.relative_to(workspace).as_posix() or "."
+        shown = path.relative_to(workspace).as_posix() or "."
     except ValueError:
-        return str(path)
+        shown = str(path)
+    return show_name(shown)
 
 
 def utf8_len(text: str) -> int:
     return len(text.encode("utf-8", errors="replace"))
+
+
+_KINDS = {
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFDIR: "a directory",
+}
+
+
+def open_regular(path: Path, shown: str) -> int:
+    """A read-only descriptor on ``path`` if it is a regular file (symlinks followed); a clear
+    ToolError for pipes, sockets, devices (``/dev/stdin`` included) and directories. The type is
+    checked before opening (opening some devices has effects) and again on the open descriptor."""
+    try:
+        kind = stat.S_IFMT(os.stat(path).st_mode)
+    except FileNotFoundError as exc:
+        raise ToolError(f"File not found: {shown}") from exc
+    except OSError as exc:
+        raise ToolError(f"Cannot read {shown}: {exc.strerror}") from exc
+    if kind != stat.S_IFREG:
+        what = _KINDS.get(kind, "not a regular file")
+        raise ToolError(f"{shown} is {what}; the file tools open regular files only.")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise ToolError(f"Cannot read {shown}: {exc.strerror}") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ToolError(f"{shown} is not a regular file; the file tools open regular files only.")
+    os.set_blocking(fd, True)
+    return fd
+
+
+@functools.cache
+def rg_path() -> str | None:
+    """The ripgrep binary: the one the ``ripgrep`` wheel put next to this Python (the venv's bin, or
+    the scripts directory), else ``rg`` on PATH."""
+    name = "rg.exe" if os.name == "nt" else "rg"
+    places = [Path(sys.executable).parent / name]
+    for scheme in (None, f"{os.name}_user"):
+        try:
+            scripts = sysconfig.get_path("scripts", scheme) if scheme else sysconfig.get_path("scripts")
+        except KeyError:
+            continue
+        if scripts:
+            places.append(Path(scripts) / name)
+    for place in places:
+        if place.is_file() and os.access(place, os.X_OK):
+            return str(place)
+    return shutil.which("rg")
+
+
+def require_rg() -> str:
+    rg = rg_path()
+    if rg is None:
+        raise ToolError("ripgrep (rg) is not installed; it comes with owltui's `ripgrep` dependency.")
+    return rg

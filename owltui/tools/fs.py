@@ -1,4 +1,11 @@
-"""File tools: ``read`` (numbered, truncated, binary-safe), ``write`` (atomic), ``edit`` (exact replace)."""
+"""File tools: ``read`` (numbered pages of faithful text), ``write`` (atomic), ``edit`` (exact replace).
+
+All three open regular files only (pipes, sockets, devices and ``/dev/stdin`` get a clear error) and
+do their file work in a worker thread. ``read`` streams the file in 1 MiB chunks and keeps only the
+page, so memory is bounded by the page whatever the length of a line; a line too long for one page
+is read by character ranges (``column``). Encodings, visible control characters and the way ``edit``
+matches the text as ``read`` shows it are in ``textcodec``.
+"""
 
 from __future__ import annotations
 
@@ -7,148 +14,474 @@ import difflib
 import os
 import stat
 import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import anyio
 from pydantic import Field
 
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 
-from .base import MAX_BYTES, MAX_LINES, Params, display_path, resolve_path, utf8_len
-from .sanitize import sanitize
+from .base import MAX_BYTES, MAX_LINES, Params, display_path, open_regular, resolve_path, utf8_len
+from .suggest import suggestions
+from .textcodec import (
+    HEAD_BYTES,
+    Encoding,
+    ViewMap,
+    follow_style,
+    head_text,
+    line_ending,
+    read_head,
+    sniff,
+    unvisible,
+    visible,
+)
 
-BOM = b"\xef\xbb\xbf"
+CHUNK = 1 << 20
+NOTICE_BYTES = 1024  # of the page budget, kept for the notices at its end
+MAX_EDIT_BYTES = 64 * 1024 * 1024
+
+T = TypeVar("T")
 
 
-def _similar_names(path: Path, workspace: Path) -> list[str]:
-    """Close matches for a missing file: siblings first, then same-named files in the workspace."""
-    parent = path.parent
-    while not parent.is_dir() and parent != parent.parent:
-        parent = parent.parent
+class _Stopped(Exception):
+    pass
+
+
+async def in_thread(fn: Callable[[threading.Event], T], ctx: ToolContext) -> T:
+    """Run blocking work in a worker thread; a cancelled call (scope or token) sets the event the
+    work checks, and the call returns at once. The work's exceptions come through unchanged."""
+    stop = threading.Event()
+    result: list[T] = []
+    failure: list[Exception] = []
     try:
-        siblings = [p.name for p in parent.iterdir()]
-    except OSError:
-        siblings = []
-    matches = difflib.get_close_matches(path.name, siblings, 5, 0.6)
-    close = [display_path(workspace, parent / n) for n in matches]
-    if len(close) < 5:
-        seen = 0
-        for root, dirs, files in os.walk(workspace):
-            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__")]
-            seen += len(files)
-            if path.name in files:
-                hit = display_path(workspace, Path(root) / path.name)
-                if hit not in close:
-                    close.append(hit)
-            if seen > 20000 or len(close) >= 5:
-                break
-    return close
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                await ctx.cancel.wait()
+                stop.set()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch)
+            try:
+                result.append(await anyio.to_thread.run_sync(fn, stop, abandon_on_cancel=True))
+            except Exception as exc:
+                failure.append(exc)
+            tg.cancel_scope.cancel()
+    finally:
+        stop.set()
+    if failure:
+        raise failure[0]
+    if not result:
+        raise ToolError("Cancelled.")
+    return result[0]
 
 
-def _missing(path: Path, workspace: Path) -> ToolError:
-    names = _similar_names(path, workspace)
+def _missing(path: Path, workspace: Path, stop: threading.Event) -> ToolError:
+    names = suggestions(path, workspace, stop)
     hint = f" Did you mean: {', '.join(names)}?" if names else ""
     return ToolError(f"File not found: {display_path(workspace, path)}.{hint}")
 
 
-def _is_binary(sample: bytes) -> bool:
-    if b"\0" in sample:
-        return True
+def _open_text(path: Path, workspace: Path, stop: threading.Event) -> tuple[int, Encoding, bytes, int]:
+    """Open a regular file and name its encoding: (fd, encoding, head, size). Directories, missing
+    files (with suggestions), special files and binary files are ToolErrors."""
+    shown = display_path(workspace, path)
+    if os.path.isdir(path):
+        raise ToolError(f"{shown} is a directory; use ls to list it.")
+    if not os.path.exists(path):
+        raise _missing(path, workspace, stop)
+    fd = open_regular(path, shown)
     try:
-        sample.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc.start < len(sample) - 4  # a cut multibyte character at the end is fine
-    return False
+        size = os.fstat(fd).st_size
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            head = read_head(fh)
+        os.lseek(fd, 0, os.SEEK_SET)
+        enc = sniff(head, complete=len(head) < HEAD_BYTES)
+        if enc is None:
+            raise ToolError(f"{shown} is a binary file ({size} bytes); read shows text files only.")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, enc, head, size
 
 
+# --- read ------------------------------------------------------------------------------------------
 class ReadParams(Params):
     path: str = Field(description="File to read, relative to the workspace or absolute.")
     offset: int | None = Field(None, ge=1, description="First line to show, counting from 1.")
     limit: int | None = Field(
         None, ge=1, description=f"How many lines to show (at most {MAX_LINES} are shown per call)."
     )
+    column: int | None = Field(
+        None,
+        ge=1,
+        description="First character of line `offset` to show, counting from 1: reads a line too long "
+        "for one page in character ranges (the notice gives the next column).",
+    )
 
 
-def _read_lines(path: Path, offset: int, limit: int) -> tuple[list[str], int, bool]:
-    """Lines [offset, offset+limit) within the byte budget, the file's line count, and whether the
-    last shown line was cut by the budget."""
-    shown: list[str] = []
-    budget = MAX_BYTES
-    cut = False
-    total = 0
-    with path.open("rb") as fh:
-        for number, raw in enumerate(fh, 1):
-            total = number
-            if number < offset or len(shown) >= limit or budget <= 0:
+@dataclass
+class _Page:
+    lines: list[tuple[int, str]] = field(default_factory=list)  # (number, shown text)
+    total: int = 0
+    column: int = 1  # first character shown of the first line
+    cut: tuple[int, int] | None = None  # (last character shown, characters in the line) of the last line
+    next_offset: int | None = None  # first line not shown, when the page ended before the file
+
+
+class _Reader:
+    """One pass over a file: skip to a line, collect a page within a byte budget, count the rest."""
+
+    def __init__(self, fh: Any, enc: Encoding, stop: threading.Event) -> None:
+        self.fh = fh
+        self.enc = enc
+        self.stop = stop
+        self.dec = enc.decoder()
+        self.newlines = 0  # "\n" consumed so far
+        self.ended_nl = True  # the last character consumed was "\n" (or nothing consumed)
+        self.eof = False
+
+    def raw(self) -> bytes:
+        if self.stop.is_set():
+            raise _Stopped
+        data: bytes = self.fh.read(CHUNK)
+        if not data:
+            self.eof = True
+        return data
+
+    def text(self) -> str | None:
+        """The next decoded piece, None at the end of the file."""
+        while not self.eof:
+            data = self.raw()
+            piece: str = self.dec.decode(data, final=not data)
+            if piece:
+                return piece
+        return None
+
+    def skip_lines(self, count: int) -> str:
+        """Consume ``count`` lines; returns the decoded text that follows them in the chunk."""
+        if count <= 0:
+            return ""
+        if self.enc.ascii_newlines:  # count bytes; decode only from the line wanted
+            while True:
+                data = self.raw()
+                if not data:
+                    return ""
+                n = data.count(b"\n")
+                if self.newlines + n >= count:
+                    idx = -1
+                    for _ in range(count - self.newlines):
+                        idx = data.index(b"\n", idx + 1)
+                    self.newlines = count
+                    self.ended_nl = True
+                    rest = data[idx + 1 :]
+                    return str(self.dec.decode(rest)) if rest else ""
+                self.newlines += n
+                self.ended_nl = data.endswith(b"\n")
+        while (piece := self.text()) is not None:
+            n = piece.count("\n")
+            if self.newlines + n >= count:
+                idx = -1
+                for _ in range(count - self.newlines):
+                    idx = piece.index("\n", idx + 1)
+                self.newlines = count
+                self.ended_nl = True
+                return piece[idx + 1 :]
+            self.newlines += n
+            self.ended_nl = piece.endswith("\n")
+        return ""
+
+    def finish_line(self, text: str) -> int:
+        """Characters left in the current line (from ``text`` on); consumes its newline."""
+        chars = 0
+        while True:
+            nl = text.find("\n")
+            if nl != -1:
+                chars += nl
+                self.newlines += 1
+                self.ended_nl = True
+                self.count_rest(text[nl + 1 :])
+                return chars
+            chars += len(text)
+            if text:
+                self.ended_nl = False
+            if self.enc.ascii_newlines:
+                data = self.raw()
+                if not data:
+                    return chars
+                cut = data.find(b"\n")
+                part = data if cut == -1 else data[:cut]
+                if part.isascii() and self.enc.codec == "utf-8" and not self.dec.getstate()[0]:
+                    chars += len(part)
+                else:
+                    chars += len(self.dec.decode(part))
+                if cut != -1:
+                    self.newlines += 1
+                    self.ended_nl = True
+                    self.count_rest_raw(data[cut + 1 :])
+                    return chars
+                self.ended_nl = False
+                text = ""
                 continue
-            line = raw.decode("utf-8", errors="replace").rstrip("\n").rstrip("\r")
-            size = utf8_len(line) + 8
-            if size > budget:
-                if shown:
-                    budget = 0
-                    continue
-                line = line.encode("utf-8")[: budget - 8].decode("utf-8", errors="ignore")
-                cut = True
-                budget = 0
-            else:
-                budget -= size
-            shown.append(line)
-    return shown, total, cut
+            piece = self.text()
+            if piece is None:
+                return chars
+            text = piece
+
+    def count_rest_raw(self, data: bytes) -> None:
+        while True:
+            if data:
+                self.newlines += data.count(b"\n")
+                self.ended_nl = data.endswith(b"\n")
+            data = self.raw()
+            if not data:
+                return
+
+    def count_rest(self, text: str) -> None:
+        if text:
+            self.newlines += text.count("\n")
+            self.ended_nl = text.endswith("\n")
+        if self.enc.ascii_newlines:
+            self.count_rest_raw(b"")
+            return
+        while (piece := self.text()) is not None:
+            self.newlines += piece.count("\n")
+            self.ended_nl = piece.endswith("\n")
+
+    @property
+    def total(self) -> int:
+        return self.newlines + (0 if self.ended_nl else 1)
+
+
+def _fit(line: str, room: int, raw_bytes: bool) -> int:
+    """The most characters of ``line`` whose visible form fits in ``room`` bytes."""
+    lo, hi = 0, min(len(line), room)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if utf8_len(visible(line[:mid], raw_bytes)) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def read_page(
+    fd: int, enc: Encoding, offset: int, limit: int, column: int, budget: int, stop: threading.Event
+) -> _Page:
+    """Lines ``offset``.. (from character ``column`` of the first) as shown by ``read``, within
+    ``budget`` bytes with their number prefixes; plus the file's line count. Memory: the page and
+    one chunk."""
+    page = _Page(column=column)
+    with os.fdopen(fd, "rb", buffering=0) as fh:
+        fh.seek(len(enc.bom))
+        rd = _Reader(fh, enc, stop)
+        text = rd.skip_lines(offset - 1)
+        if rd.eof and not text:
+            page.total = rd.total
+            return page
+        number = offset
+        skip = column - 1
+        parts: list[str] = []
+        kept = 0  # characters kept of the current line
+        length = 0  # characters of the current line seen so far (after the skipped ones)
+        started = False  # anything of the current line consumed
+        used = 0
+
+        def close_line(complete: bool) -> bool:
+            """Add the current line to the page; False when the page is full."""
+            nonlocal used
+            line = "".join(parts)
+            whole = kept == length
+            if complete and whole and line.endswith("\r"):
+                line = line[:-1]
+            prefix = f"{number:>6}\t"
+            room = budget - used - utf8_len(prefix) - 1
+            shown = visible(line, enc.raw_bytes) if whole else ""
+            if whole and utf8_len(shown) <= room:
+                page.lines.append((number, shown))
+                used += utf8_len(prefix) + utf8_len(shown) + 1
+                return len(page.lines) < limit
+            if page.lines:  # does not fit after other lines: it starts the next page
+                page.next_offset = number
+                return False
+            k = _fit(line, max(room, 1), enc.raw_bytes)
+            page.lines.append((number, visible(line[:k], enc.raw_bytes)))
+            page.cut = (column + k - 1, length)  # length completed by the caller when unknown
+            return False
+
+        full = False
+        while not full:
+            if not text:
+                piece = rd.text()
+                if piece is None:
+                    break
+                text = piece
+            nl = text.find("\n")
+            seg = text if nl == -1 else text[:nl]
+            text = "" if nl == -1 else text[nl + 1 :]
+            started = True
+            if skip:
+                dropped = min(skip, len(seg))
+                seg = seg[dropped:]
+                skip -= dropped
+            length += len(seg)
+            room = budget - used
+            if kept < room:
+                take = seg[: room - kept]
+                parts.append(take)
+                kept += len(take)
+            if nl == -1:
+                rd.ended_nl = False
+                if kept >= room:  # cannot be whole within the budget: decide now
+                    if page.lines:
+                        page.next_offset = number
+                    else:
+                        close_line(False)
+                        assert page.cut is not None
+                        page.cut = (page.cut[0], column - 1 + length + rd.finish_line(text))
+                        text = ""
+                        page.total = rd.total
+                        return page
+                    full = True
+                    rd.count_rest(text)
+                    text = ""
+                continue
+            rd.newlines += 1
+            rd.ended_nl = True
+            if skip:
+                raise ToolError(
+                    f"column {column} is past the end of line {number} ({column - 1 - skip} characters)."
+                )
+            if not close_line(True):
+                if page.cut is not None:
+                    page.cut = (page.cut[0], column - 1 + length)
+                full = True
+                rd.count_rest(text)
+                text = ""
+                break
+            number += 1
+            parts, kept, length, started, skip = [], 0, 0, False, 0
+        if not full and started:
+            if skip:
+                raise ToolError(
+                    f"column {column} is past the end of line {number} ({column - 1 - skip} characters)."
+                )
+            if close_line(False) is False and page.cut is not None:
+                page.cut = (page.cut[0], column - 1 + length)
+        page.total = rd.total
+    if page.next_offset is None and page.lines and page.lines[-1][0] < page.total and page.cut is None:
+        page.next_offset = page.lines[-1][0] + 1
+    return page
+
+
+def _page_text(page: _Page, name: str, enc: Encoding, newline: str) -> tuple[str, int]:
+    """The page as text within the loop's size limits: fewer than MAX_LINES lines and MAX_BYTES bytes,
+    notices included (so it is never saved as a large result). Returns (text, last line shown)."""
+    lines = list(page.lines)
+    cut = page.cut
+    next_offset = page.next_offset
+    while True:
+        notes: list[str] = []
+        last = lines[-1][0] if lines else 0
+        if cut is not None and cut[0] < cut[1]:
+            start = page.column if len(lines) == 1 else 1
+            notes.append(
+                f"[Line {last} has {cut[1]} characters; characters {start}-{cut[0]} are shown "
+                f"(the file has {page.total} line{'s' if page.total != 1 else ''}). "
+                f"Continue with offset={last}, column={cut[0] + 1}.]"
+            )
+        else:
+            after = next_offset if next_offset is not None else last + 1
+            if after <= page.total:
+                notes.append(
+                    f"[Showing lines {lines[0][0]}-{last} of {page.total}. Use offset={after} to continue.]"
+                )
+        if not enc.plain or newline != "\n":
+            what = [enc.label] if not enc.plain else []
+            if newline != "\n":
+                what.append("CRLF line endings")
+            notes.append(f"[{', '.join(what)}; edit and write keep {'them' if len(what) > 1 else 'it'}.]")
+        body = "\n".join(f"{n:>6}\t{text}" for n, text in lines)
+        out = body + ("\n\n" + "\n".join(notes) if notes else "")
+        if (out.count("\n") < MAX_LINES and utf8_len(out) <= MAX_BYTES) or len(lines) <= 1:
+            return out, last
+        dropped = lines.pop()
+        cut = None
+        next_offset = dropped[0]
 
 
 class ReadTool:
     name = "read"
     description = (
-        "Read a text file with numbered lines. `offset` and `limit` count lines from 1. At most "
-        f"{MAX_LINES} lines or {MAX_BYTES // 1024} KB are shown per call; the notice at the end gives the "
-        "offset to continue from. Binary files are refused."
+        "Read a text file with numbered lines. `offset` and `limit` count lines from 1. A page holds up "
+        f"to {MAX_LINES} lines and {MAX_BYTES // 1024} KB; the notice at its end says how to continue. "
+        "A line longer than a page is read in character ranges with `column`. Text is decoded from "
+        "UTF-8 (a BOM is not shown), UTF-16 with a BOM, or else Windows-1252/Latin-1, and the notice names "
+        "any encoding but UTF-8; only binary files are refused. Characters a terminal would hide or act on "
+        "are shown visibly: controls other than tab as Control Pictures (carriage return ␍, form feed ␌, "
+        "escape ␛, NUL ␀), invisible format characters as \\uXXXX, bytes that are not UTF-8 as \\xNN; the "
+        "\\r of CRLF line endings is not shown. edit accepts text exactly as read shows it."
     )
     params = ReadParams
     read_only = True
 
     async def run(self, args: ReadParams, ctx: ToolContext) -> ToolOutput:
         path = resolve_path(ctx.workspace, args.path)
+        denied = ctx.service("read_filter")  # [deny] read rules: symlinks and hard links included
+        if denied is not None and (why := denied(path)):
+            raise ToolError(why)
         shown_name = display_path(ctx.workspace, path)
-        if path.is_dir():
-            raise ToolError(f"{shown_name} is a directory; use ls to list it.")
-        if not path.exists():
-            raise _missing(path, ctx.workspace)
-        try:
-            with path.open("rb") as fh:
-                sample = fh.read(8192)
-        except OSError as exc:
-            raise ToolError(f"Cannot read {shown_name}: {exc.strerror}") from exc
-        if _is_binary(sample):
-            size = path.stat().st_size
-            raise ToolError(f"{shown_name} is a binary file ({size} bytes); read shows text files only.")
         offset = args.offset or 1
         limit = min(args.limit or MAX_LINES, MAX_LINES)
-        lines, total, cut = await anyio.to_thread.run_sync(_read_lines, path, offset, limit)
-        if total == 0:
-            return ToolOutput(f"({shown_name} is empty)")
-        if offset > total:
-            raise ToolError(f"offset {offset} is past the end of {shown_name} ({total} lines).")
-        body = "\n".join(f"{offset + i:>6}\t{sanitize(line)}" for i, line in enumerate(lines))
-        last = offset + len(lines) - 1
-        if cut:
-            body += (
-                f"\n\n[Line {last} is longer than {MAX_BYTES // 1024} KB and was cut; "
-                f"use bash (e.g. `sed -n '{last}p' {shown_name} | cut -c1-...`) to see the rest.]"
-            )
-        if last < total:
-            body += f"\n\n[Showing lines {offset}-{last} of {total}. Use offset={last + 1} to continue.]"
-        return ToolOutput(body, details={"path": str(path), "first": offset, "last": last, "total": total})
+        column = args.column or 1
+
+        def work(stop: threading.Event) -> tuple[_Page, Encoding, str]:
+            fd, enc, head, _size = _open_text(path, ctx.workspace, stop)
+            newline = line_ending(head_text(head, enc))
+            try:
+                page = read_page(fd, enc, offset, limit, column, MAX_BYTES - NOTICE_BYTES, stop)
+            except _Stopped as exc:
+                raise ToolError("Cancelled.") from exc
+            return page, enc, newline
+
+        page, enc, newline = await in_thread(work, ctx)
+        if page.total == 0:
+            return ToolOutput(f"({shown_name} is empty)", details={"path": shown_name, "total": 0})
+        if not page.lines:
+            raise ToolError(f"offset {offset} is past the end of {shown_name} ({page.total} lines).")
+        body, last = _page_text(page, shown_name, enc, newline)
+        details = {
+            "path": shown_name,
+            "first": offset,
+            "last": last,
+            "total": page.total,
+            "encoding": enc.label,
+            "no_spill": True,
+        }
+        return ToolOutput(body, details=details)
 
 
+# --- write -----------------------------------------------------------------------------------------
 def atomic_write(path: Path, data: bytes) -> bool:
     """Write via a temp file in the same directory and rename; keeps an existing file's mode and
     writes through a symlink to its target. Returns True when the file already existed."""
     target = Path(os.path.realpath(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode: int | None = stat.S_IMODE(target.stat().st_mode)
+        st = target.stat()
     except FileNotFoundError:
-        mode = None
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise (
+            IsADirectoryError(21, "not a regular file")
+            if stat.S_ISDIR(st.st_mode)
+            else OSError(22, "not a regular file (a pipe, socket or device); only regular files are written")
+        )
+    mode: int | None = stat.S_IMODE(st.st_mode) if st is not None else None
     if mode is None:
         umask = os.umask(0)
         os.umask(umask)
@@ -175,58 +508,177 @@ class WriteParams(Params):
     content: str = Field(description="The complete new content of the file.")
 
 
+def _existing_style(path: Path, shown: str) -> tuple[Encoding | None, str | None]:
+    """Encoding and line-ending style of an existing text file, (None, None) for a new, empty or
+    binary one."""
+    if not os.path.lexists(path) or not os.path.exists(path):
+        return None, None
+    fd = open_regular(path, shown)
+    with os.fdopen(fd, "rb") as fh:
+        head = read_head(fh)
+    if not head:
+        return None, None
+    enc = sniff(head, complete=len(head) < HEAD_BYTES)
+    if enc is None:
+        return None, None
+    sample = head_text(head, enc)
+    return enc, (line_ending(sample) if "\n" in sample else None)
+
+
+def _encode(text: str, enc: Encoding, shown: str) -> bytes:
+    try:
+        return enc.encode(text)
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start : exc.end]
+        line = text.count("\n", 0, exc.start) + 1
+        raise ToolError(
+            f"{shown} is {enc.label} text, which cannot hold {visible(bad, False)!r} (line {line}); "
+            "nothing was written. Use characters the encoding has, or convert the file first "
+            "(e.g. with iconv in bash)."
+        ) from exc
+
+
 class WriteTool:
     name = "write"
     description = (
         "Write a file with the given content, replacing it if it exists. Parent directories are "
-        "created; the write is atomic and keeps the file's permissions. Use edit for small changes."
+        "created; the write is atomic and keeps the file's permissions. An existing file keeps its "
+        "encoding (UTF-8, UTF-8 with BOM, UTF-16, Windows-1252) and line-ending style: the content's "
+        "line ends are written in the file's style. New files are UTF-8. Use edit for small changes."
     )
     params = WriteParams
     read_only = False
 
     async def run(self, args: WriteParams, ctx: ToolContext) -> ToolOutput:
         path = resolve_path(ctx.workspace, args.path)
+        shown = display_path(ctx.workspace, path)
         if path.is_dir():
-            raise ToolError(f"{display_path(ctx.workspace, path)} is a directory.")
-        data = args.content.encode("utf-8")
-        try:
-            existed = await anyio.to_thread.run_sync(atomic_write, path, data)
-        except OSError as exc:
-            raise ToolError(f"Cannot write {display_path(ctx.workspace, path)}: {exc.strerror}") from exc
-        lines = args.content.count("\n") + (0 if args.content.endswith("\n") or not args.content else 1)
+            raise ToolError(f"{shown} is a directory.")
+
+        def work(stop: threading.Event) -> tuple[bool, int, Encoding]:
+            enc, newline = _existing_style(path, shown)
+            content = args.content
+            if newline is not None:
+                content = follow_style(content, newline)
+            use = enc or Encoding("utf-8")
+            data = use.bom + _encode(content, use, shown)
+            try:
+                return atomic_write(path, data), len(data), use
+            except OSError as exc:
+                raise ToolError(f"Cannot write {shown}: {exc.strerror}") from exc
+
+        existed, size, enc = await in_thread(work, ctx)
+        content = args.content
+        lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "Overwrote" if existed else "Created"
+        kept = f", kept as {enc.label}" if existed and not enc.plain else ""
         return ToolOutput(
-            f"{verb} {display_path(ctx.workspace, path)} ({len(data)} bytes, {lines} lines).",
-            details={"path": str(path), "created": not existed},
+            f"{verb} {shown} ({size} bytes, {lines} lines{kept}).",
+            details={"path": shown, "created": not existed},
         )
 
 
+# --- edit ------------------------------------------------------------------------------------------
 class EditParams(Params):
     path: str = Field(description="File to edit, relative to the workspace or absolute.")
     old_text: str = Field(
-        description="Exact text to replace, including whitespace and indentation; must occur exactly once "
-        "unless replace_all is set."
+        description="Exact text to replace, including whitespace and indentation, as read shows it; must "
+        "occur exactly once unless replace_all is set."
     )
     new_text: str = Field(description="Text to put in its place.")
     replace_all: bool = Field(False, description="Replace every occurrence instead of requiring one.")
 
 
-def _small_diff(before: str, after: str, name: str, max_lines: int = 80) -> str:
-    diff = list(
-        difflib.unified_diff(
-            before.splitlines(), after.splitlines(), f"a/{name}", f"b/{name}", n=2, lineterm=""
-        )
-    )
-    if len(diff) > max_lines:
-        diff = [*diff[:max_lines], f"... ({len(diff) - max_lines} more diff lines)"]
-    return sanitize("\n".join(diff))
+def _find_all(hay: str, needle: str) -> list[int]:
+    found: list[int] = []
+    start = hay.find(needle)
+    while start != -1:
+        found.append(start)
+        start = hay.find(needle, start + len(needle))
+    return found
+
+
+@dataclass
+class _Match:
+    spans: list[tuple[int, int]]  # in the file text
+    new_text: str
+
+
+def _locate(text: str, old: str, new: str, enc: Encoding, newline: str) -> _Match | None:
+    """Where ``old`` occurs: literally; else with the file's CRLF line ends read as ``\\n``; else as
+    read shows the text (visible forms). ``new`` comes back in the file's line-ending style (the
+    style of the matched text, else the file's), with visible forms turned back into characters
+    when the match needed them."""
+
+    def style(spans: list[tuple[int, int]]) -> str:
+        a, b = spans[0]
+        if "\r\n" in text[a:b]:
+            return "\r\n"
+        if "\n" in text[a:b]:
+            return "\n"
+        return newline
+
+    hits = _find_all(text, old)
+    if hits:
+        spans = [(h, h + len(old)) for h in hits]
+        return _Match(spans, follow_style(new, style(spans)))
+    old_n = old.replace("\r\n", "\n")
+    for controls in (False, True):
+        if not controls and "\r\n" not in text:
+            continue
+        vm = ViewMap(text, controls, enc.raw_bytes)
+        spans = []
+        tokens: set[str] = set()
+        for h in _find_all(vm.view, old_n):
+            a, b = vm.orig(h), vm.orig(h + len(old_n))
+            if a is None or b is None:
+                continue
+            spans.append((a, b))
+            tokens |= vm.tokens_in(h, h + len(old_n))
+        if spans:
+            replacement = follow_style(new, style(spans))
+            if controls:
+                replacement = unvisible(replacement, tokens, enc.raw_bytes)
+            return _Match(spans, replacement)
+    return None
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return lines[:-1] if text.endswith("\n") else lines
+
+
+def _diff(before: str, after: str, first: int, last_before: int, last_after: int, name: str) -> str:
+    """A unified diff of the changed region (``first``..``last_*`` are character positions), lines
+    split on ``\\n`` only, shown visibly."""
+    context = 2
+    a0 = max(before.count("\n", 0, first) - context, 0)
+    a1 = before.count("\n", 0, last_before) + 1 + context
+    b1 = after.count("\n", 0, last_after) + 1 + context
+    old_lines = [visible(s.removesuffix("\r"), False) for s in _lines(before)[a0:a1]]
+    new_lines = [visible(s.removesuffix("\r"), False) for s in _lines(after)[a0:b1]]
+    diff = list(difflib.unified_diff(old_lines, new_lines, f"a/{name}", f"b/{name}", n=context, lineterm=""))
+    out: list[str] = []
+    for row in diff:
+        if row.startswith("@@"):
+            spec = row.split()
+            old_spec, new_spec = spec[1][1:].split(","), spec[2][1:].split(",")
+            old_len = old_spec[1] if len(old_spec) > 1 else "1"
+            new_len = new_spec[1] if len(new_spec) > 1 else "1"
+            row = f"@@ -{int(old_spec[0]) + a0},{old_len} +{int(new_spec[0]) + a0},{new_len} @@"
+        out.append(row)
+    if len(out) > 80:
+        out = [*out[:80], f"... ({len(out) - 80} more diff lines)"]
+    return "\n".join(out)
 
 
 class EditTool:
     name = "edit"
     description = (
-        "Replace exact text in a file. `old_text` must match the file exactly (whitespace included) and "
-        "occur once, unless `replace_all` is true. Line endings and a UTF-8 BOM are kept. Returns a diff."
+        "Replace exact text in a file. `old_text` must match the file exactly (whitespace included), or as "
+        "read shows it (line ends as \\n, visible forms such as ␍ or \\xNN), and occur once, unless "
+        "`replace_all` is true. The file keeps its encoding, BOM and line-ending style; line ends in "
+        "`new_text` are written in the style of the replaced text. Returns a diff."
     )
     params = EditParams
     read_only = False
@@ -234,41 +686,63 @@ class EditTool:
     async def run(self, args: EditParams, ctx: ToolContext) -> ToolOutput:
         path = resolve_path(ctx.workspace, args.path)
         name = display_path(ctx.workspace, path)
-        if not path.is_file():
-            raise _missing(path, ctx.workspace) if not path.exists() else ToolError(f"{name} is not a file.")
         if not args.old_text:
             raise ToolError("old_text is empty; use write to create or replace a whole file.")
-        raw = path.read_bytes()
-        bom = raw.startswith(BOM)
-        try:
-            text = raw[len(BOM) if bom else 0 :].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ToolError(f"{name} is not UTF-8 text; edit cannot change it.") from exc
-        old, new = args.old_text, args.new_text
-        count = text.count(old)
-        if count == 0 and "\r\n" in text and "\n" in old:
-            old = old.replace("\r\n", "\n").replace("\n", "\r\n")
-            new = new.replace("\r\n", "\n").replace("\n", "\r\n")
-            count = text.count(old)
-        if count == 0:
-            hint = ""
-            if " ".join(args.old_text.split()) in " ".join(text.split()):
-                hint = " It matches when whitespace is ignored: check indentation and spaces."
-            raise ToolError(f"old_text was not found in {name}.{hint} Read the file and copy it exactly.")
-        if count > 1 and not args.replace_all:
-            raise ToolError(
-                f"old_text matches {count} times in {name}; include more surrounding lines to make it "
-                "unique, "
-                "or set replace_all to replace every occurrence."
-            )
-        updated = text.replace(old, new) if args.replace_all else text.replace(old, new, 1)
-        if updated == text:
-            raise ToolError("No change: new_text is the same as old_text.")
-        data = (BOM if bom else b"") + updated.encode("utf-8")
-        await anyio.to_thread.run_sync(atomic_write, path, data)
-        replaced = count if args.replace_all else 1
-        diff = _small_diff(text.replace("\r\n", "\n"), updated.replace("\r\n", "\n"), name)
+
+        def work(stop: threading.Event) -> tuple[int, str]:
+            if os.path.isdir(path):
+                raise ToolError(f"{name} is a directory.")
+            fd, enc, _head, size = _open_text(path, ctx.workspace, stop)
+            with os.fdopen(fd, "rb") as fh:
+                if size > MAX_EDIT_BYTES:
+                    raise ToolError(
+                        f"{name} is {size} bytes; edit changes files up to {MAX_EDIT_BYTES // 2**20} MB "
+                        "(use bash, e.g. sed, for larger ones)."
+                    )
+                raw = fh.read()
+            try:
+                text = enc.decode(raw[len(enc.bom) :])
+            except UnicodeDecodeError as exc:
+                raise ToolError(f"{name} is not valid {enc.label}; edit cannot change it safely.") from exc
+            newline = line_ending(text[:HEAD_BYTES])
+            old = args.old_text
+            match = _locate(text, old, args.new_text, enc, newline)
+            if match is None and enc.bom and old.startswith("\ufeff"):
+                match = _locate(text, old[1:], args.new_text, enc, newline)
+            if match is None:
+                hint = ""
+                if " ".join(old.split()) in " ".join(text.split()):
+                    hint = " It matches when whitespace is ignored: check indentation and spaces."
+                raise ToolError(f"old_text was not found in {name}.{hint} Read the file and copy it exactly.")
+            count = len(match.spans)
+            if count > 1 and not args.replace_all:
+                raise ToolError(
+                    f"old_text matches {count} times in {name}; include more surrounding lines to make it "
+                    "unique, or set replace_all to replace every occurrence."
+                )
+            spans = match.spans if args.replace_all else match.spans[:1]
+            pieces: list[str] = []
+            pos = 0
+            for a, b in spans:
+                pieces += [text[pos:a], match.new_text]
+                pos = b
+            pieces.append(text[pos:])
+            updated = "".join(pieces)
+            if updated == text:
+                raise ToolError("No change: new_text is the same as old_text.")
+            data = enc.bom + _encode(updated, enc, name)
+            try:
+                atomic_write(path, data)
+            except OSError as exc:
+                raise ToolError(f"Cannot write {name}: {exc.strerror}") from exc
+            first = spans[0][0]
+            grow = len(match.new_text) * len(spans) - sum(b - a for a, b in spans)
+            last_before = spans[-1][1]
+            diff = _diff(text, updated, first, last_before, last_before + grow, name)
+            return len(spans), diff
+
+        replaced, diff = await in_thread(work, ctx)
         return ToolOutput(
             f"Replaced {replaced} occurrence{'s' if replaced != 1 else ''} in {name}.\n{diff}",
-            details={"path": str(path), "replacements": replaced},
+            details={"path": name, "replacements": replaced},
         )

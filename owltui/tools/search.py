@@ -1,275 +1,64 @@
-"""Search tools: ``grep`` (ripgrep when installed, a Python fallback otherwise), ``find`` and ``ls``.
+"""Search tools: ``grep`` and ``find`` (both ripgrep, see ``rg`` for the ignore rules) and ``ls``.
 
-``grep`` and ``find`` skip ``.git`` and whatever the ``.gitignore`` files (nested ones included) ignore.
+Every page these tools return fits the loop's limits (fewer than MAX_LINES lines, at most MAX_BYTES
+bytes, notices included) and says how many results were not shown; ``find`` and ``ls`` take an
+``offset`` to page on. Paths that are not UTF-8 are shown with ``\\xNN`` and accepted back that way.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import posixpath
 import re
-import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
-import anyio
-import pathspec
 from pydantic import Field
 
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 
-from .base import Params, display_path, resolve_path
-from .sanitize import sanitize
+from .base import MAX_BYTES, Params, display_path, resolve_path, utf8_len
+from .fs import in_thread
+from .rg import WALK_FLAGS, RgError, list_files, rg_arg, rg_name, run_rg
+from .textcodec import HEAD_BYTES, SINGLE, read_head, show_name, sniff, visible
 
 MAX_MATCHES = 100
 MAX_LINE_CHARS = 500
 MAX_FIND = 1000
 MAX_LS = 500
-MAX_GREP_FILE = 20 * 1024 * 1024
+PAGE_BYTES = MAX_BYTES - 1024  # results; the rest is for notices
 
-T = TypeVar("T")
-Specs = list[tuple[Path, pathspec.GitIgnoreSpec]]
-
-
-def rg_path() -> str | None:
-    """The ripgrep binary, if installed (tests patch this to force the fallback)."""
-    return shutil.which("rg")
-
-
-def _load_spec(directory: Path) -> pathspec.GitIgnoreSpec | None:
-    try:
-        lines = (directory / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
-
-
-def _ignored(path: Path, is_dir: bool, specs: Specs) -> bool:
-    for base, spec in reversed(specs):
-        rel = path.relative_to(base).as_posix() + ("/" if is_dir else "")
-        decision = spec.check_file(rel).include
-        if decision is not None:
-            return decision
-    return False
-
-
-def _initial_specs(root: Path, workspace: Path) -> Specs:
-    """The .gitignore files of the workspace directories above ``root``."""
-    try:
-        parts = root.relative_to(workspace).parts
-    except ValueError:
-        return []
-    above = [workspace / Path(*parts[:i]) for i in range(len(parts))]
-    return [(d, spec) for d in above if (spec := _load_spec(d)) is not None]
-
-
-def walk(root: Path, workspace: Path, stop: threading.Event) -> Iterator[tuple[Path, bool]]:
-    """Entries under ``root`` in sorted order as (path, is_dir), skipping .git and ignored paths."""
-
-    def visit(directory: Path, specs: Specs) -> Iterator[tuple[Path, bool]]:
-        spec = _load_spec(directory)
-        if spec is not None:
-            specs = [*specs, (directory, spec)]
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in entries:
-            if stop.is_set():
-                return
-            if entry.name == ".git":
-                continue
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            path = Path(entry.path)
-            if _ignored(path, is_dir, specs):
-                continue
-            yield path, is_dir
-            if is_dir:
-                yield from visit(path, specs)
-
-    yield from visit(root, _initial_specs(root, workspace))
-
-
-async def _in_thread(fn: Callable[[threading.Event], T], ctx: ToolContext) -> T:
-    """Run blocking work in a thread; a cancelled call (scope or token) tells it to stop."""
-    stop = threading.Event()
-    result: list[T] = []
-    try:
-        async with anyio.create_task_group() as tg:
-
-            async def watch() -> None:
-                await ctx.cancel.wait()
-                stop.set()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch)
-            result.append(await anyio.to_thread.run_sync(fn, stop, abandon_on_cancel=True))
-            tg.cancel_scope.cancel()
-    finally:
-        stop.set()
-    if not result:
-        raise ToolError("Cancelled.")
-    return result[0]
+IGNORE_RULES = (
+    "Hidden files are included and .git is skipped; files ignored by .gitignore (nested files and "
+    "negations; inside a git repository, its parent directories up to the repository root), .ignore, "
+    ".rgignore and .git/info/exclude are left out, exactly as ripgrep does. Symbolic links are not "
+    "followed or listed (ls shows them)."
+)
 
 
 def _search_root(ctx: ToolContext, path: str | None) -> Path:
     root = resolve_path(ctx.workspace, path or ".")
-    if not root.exists():
+    if not os.path.exists(root):
         raise ToolError(f"Path not found: {display_path(ctx.workspace, root)}")
     return root
 
 
-def _clip(line: str) -> str:
-    line = sanitize(line.rstrip("\r\n"))
-    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " …[line truncated]"
-
-
-class GrepParams(Params):
-    pattern: str = Field(description="Regular expression to search for.")
-    path: str | None = Field(None, description="File or directory to search (default: the workspace).")
-    glob: str | None = Field(
-        None, description="Only search files matching this glob, e.g. '*.py' or 'src/**/*.ts'."
-    )
-    ignore_case: bool = Field(False, description="Match case-insensitively.")
-
-
-def _rel(path: Path, root: Path) -> str:
-    return path.name if path == root else path.relative_to(root).as_posix()
-
-
-def _python_grep(
-    regex: re.Pattern[str], root: Path, workspace: Path, glob: str | None, stop: threading.Event
-) -> tuple[list[str], bool]:
-    only = pathspec.GitIgnoreSpec.from_lines([glob]) if glob else None
-    files: Iterator[tuple[Path, bool]] = (
-        iter([(root, False)]) if root.is_file() else walk(root, workspace, stop)
-    )
-    hits: list[str] = []
-    for path, is_dir in files:
-        if is_dir or stop.is_set():
-            continue
-        if only is not None and not only.match_file(_rel(path, root)):
-            continue
-        try:
-            if path.is_symlink() or path.stat().st_size > MAX_GREP_FILE:
-                continue
-            with path.open("rb") as fh:
-                if b"\0" in fh.read(8192):
-                    continue
-                fh.seek(0)
-                for number, raw in enumerate(fh, 1):
-                    line = raw.decode("utf-8", errors="replace")
-                    if regex.search(line):
-                        if len(hits) >= MAX_MATCHES:
-                            return hits, True
-                        hits.append(f"{display_path(workspace, path)}:{number}: {_clip(line)}")
-        except OSError:
-            continue
-    return hits, False
-
-
-async def _rg_grep(rg: str, args: GrepParams, root: Path, ctx: ToolContext) -> tuple[list[str], bool]:
-    cmd = [rg, "--json", "--sort", "path", "--hidden", "--no-require-git", "-g", "!.git"]
-    if args.ignore_case:
-        cmd.append("-i")
-    cmd += ["-e", args.pattern, "--", str(root)]
-    # rg's -g would override .gitignore for the files it names, so the glob is applied here instead.
-    only = pathspec.GitIgnoreSpec.from_lines([args.glob]) if args.glob else None
-    hits: list[str] = []
-    more = False
-    async with await anyio.open_process(cmd, cwd=ctx.workspace, stdin=None) as proc:
-        assert proc.stdout is not None and proc.stderr is not None
-        buffer = b""
-        try:
-            async for chunk in proc.stdout:
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for raw in lines:
-                    item = json.loads(raw)
-                    if item.get("type") != "match":
-                        continue
-                    if len(hits) >= MAX_MATCHES:
-                        more = True
-                        break
-                    data = item["data"]
-                    name = data["path"].get("text") or "?"
-                    if only is not None and not only.match_file(_rel(Path(name), root)):
-                        continue
-                    text = data["lines"].get("text", "")
-                    hits.append(
-                        f"{display_path(ctx.workspace, Path(name))}:{data['line_number']}: {_clip(text)}"
-                    )
-                if more:
-                    break
-        except BaseException:
-            proc.kill()
-            raise
-        if more:
-            proc.kill()
-        errors = b""
-        if not more:
-            async for chunk in proc.stderr:
-                errors += chunk
-        code = await proc.wait()
-    if code == 2 and not hits and errors:
-        raise ToolError(f"grep failed: {errors.decode(errors='replace').strip()}")
-    return hits, more
-
-
-class GrepTool:
-    name = "grep"
-    description = (
-        "Search file contents with a regular expression. Respects .gitignore. Returns `path:line: text`, "
-        f"at most {MAX_MATCHES} matches and {MAX_LINE_CHARS} characters a line."
-    )
-    params = GrepParams
-    read_only = True
-
-    async def run(self, args: GrepParams, ctx: ToolContext) -> ToolOutput:
-        root = _search_root(ctx, args.path)
-        rg = rg_path()
-        if rg is not None:
-            try:
-                hits, more = await _rg_grep(rg, args, root, ctx)
-            except (OSError, json.JSONDecodeError):
-                rg = None
-        if rg is None:
-            try:
-                regex = re.compile(args.pattern, re.IGNORECASE if args.ignore_case else 0)
-            except re.error as exc:
-                raise ToolError(f"Invalid regular expression {args.pattern!r}: {exc}") from exc
-            hits, more = await _in_thread(
-                lambda stop: _python_grep(regex, root, ctx.workspace, args.glob, stop), ctx
-            )
-        if not hits:
-            return ToolOutput("No matches.", details={"matches": 0})
-        body = "\n".join(hits)
-        if more:
-            body += f"\n\n[Only the first {MAX_MATCHES} matches are shown; narrow the pattern, path or glob.]"
-        return ToolOutput(body, details={"matches": len(hits), "truncated": more})
-
-
-class FindParams(Params):
-    pattern: str = Field(
-        description="Glob for file names or paths, e.g. '*.py', 'src/**/*.ts', 'test_*'. "
-        "A pattern without '/' matches at any depth."
-    )
-    path: str | None = Field(None, description="Directory to search in (default: the workspace).")
+# --- globs -----------------------------------------------------------------------------------------
+_META = re.compile(r"[*?\[\]{}]")
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A glob as a regex over ``/``-separated relative paths: ``*`` and ``?`` stay within one
-    segment, ``**`` crosses segments; a pattern without ``/`` matches the name at any depth."""
+    segment, ``**`` crosses segments, ``{a,b}`` is either; a pattern without ``/`` matches the name at
+    any depth, one with ``/`` (or a leading ``/``) is anchored at the search root."""
     pattern = pattern.strip().removeprefix("./")
     anchored = "/" in pattern.rstrip("/")
     pattern = pattern.strip("/")
     out = [] if anchored else ["(?:.*/)?"]
     i = 0
+    depth = 0
     while i < len(pattern):
         if pattern.startswith("**/", i):
             out.append("(?:.*/)?")
@@ -287,32 +76,340 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             body = pattern[i + 1 : end]
             out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
             i = end + 1
+        elif pattern[i] == "{":
+            out.append("(?:")
+            depth += 1
+            i += 1
+        elif pattern[i] == "}" and depth:
+            out.append(")")
+            depth -= 1
+            i += 1
+        elif pattern[i] == "," and depth:
+            out.append("|")
+            i += 1
         else:
             out.append(re.escape(pattern[i]))
             i += 1
+    out.append(")" * depth)
     return re.compile("".join(out) + "$")
 
 
-def _find(pattern: str, root: Path, workspace: Path, stop: threading.Event) -> tuple[list[str], bool]:
+@dataclass
+class _GlobPlan:
+    """How a glob runs in rg: the directory its literal leading part names (searched like ``path``),
+    a file-name glob rg applies (as a file type, which unlike ``-g`` never overrides ignore rules),
+    an exclusion ``-g`` for ``!`` globs, and a regex checked here when rg cannot say it all."""
+
+    subdir: str = ""
+    args: list[str] = field(default_factory=list)
+    check: re.Pattern[str] | None = None
+
+
+def _plan(glob: str | None) -> _GlobPlan:
+    if not glob or not glob.strip():
+        return _GlobPlan()
+    g = glob.strip()
+    if g.startswith("!"):
+        return _GlobPlan(args=["--glob", g])
+    g = g.removeprefix("./")
+    anchored = g.startswith("/")
+    g = g.lstrip("/")
+    anywhere = False  # a leading '**/': the rest may start at any depth
+    while g.startswith("**/"):
+        g = g[3:]
+        anywhere = True
+    if not g:
+        return _GlobPlan()
+    if g.endswith("/"):  # a directory: everything under it
+        return _GlobPlan(check=glob_regex(("/" if anchored else "") + g + "**"))
+    segments = g.split("/")
+    if anywhere and len(segments) > 1:
+        name = segments[-1]
+        args = [] if name in ("**", "*") else ["--type-add", f"owlglob:{name}", "--type", "owlglob"]
+        return _GlobPlan(args=args, check=glob_regex("/**/" + g))
+    prefix: list[str] = []
+    while len(segments) > 1 and not _META.search(segments[0]) and segments[0] not in ("..", "."):
+        prefix.append(segments.pop(0))
+    name = segments[-1]
+    args = [] if name in ("**", "*") else ["--type-add", f"owlglob:{name}", "--type", "owlglob"]
+    rest = segments[:-1]
+    check = None
+    if not rest and (prefix or anchored):  # 'src/*.py', '/setup.py': directly in that directory
+        args += ["--max-depth", "1"]
+    elif (rest and rest != ["**"]) or "**" in name:
+        check = glob_regex("/" + g)  # anchored at the search root
+    return _GlobPlan("/".join(prefix), args, check)
+
+
+def _relative_to(name: str, base: str) -> str:
+    """``name`` (as rg printed it) relative to the search root ``base`` (as rg was given it)."""
+    base = base.removeprefix("./").rstrip("/")
+    if not base:
+        return name
+    return name[len(base) + 1 :] if name.startswith(base + "/") else name
+
+
+# --- grep ------------------------------------------------------------------------------------------
+class GrepParams(Params):
+    pattern: str = Field(
+        description="Regular expression (ripgrep's Rust syntax; no look-around or backreferences)."
+    )
+    path: str | None = Field(None, description="File or directory to search (default: the workspace).")
+    glob: str | None = Field(
+        None,
+        description="Only search files matching this glob, e.g. '*.py', '*.{ts,tsx}' or 'src/**/*.ts' "
+        "(never brings back ignored files); '!*.min.js' leaves files out.",
+    )
+    ignore_case: bool = Field(False, description="Match case-insensitively.")
+
+
+_PREVIEW_END = re.compile(rb" \[\.\.\. (?:omitted end of long line|\d+ more matche?s?)\]$")
+_STATS = re.compile(rb"(\d+) matched lines?\n")
+_CUT_CHAR = re.compile("[\udc80-\udcff]{1,3}$")
+
+
+class _GrepOutput:
+    """Parses rg's ``path\\0line:text\\n`` records as they stream: keeps what the page shows, skims
+    the rest (kept: the last bytes, where rg's --stats land). Linear in the output."""
+
+    def __init__(self, workspace: Path, base: str, check: re.Pattern[str] | None) -> None:
+        self.workspace = workspace
+        self.base = base
+        self.check = check
+        self.buf = bytearray()
+        self.hits: list[str] = []
+        self.used = 0
+        self.counted = 0  # records that passed the check
+        self.full = False
+        self.skimming = False
+        self.tail = bytearray()
+        self.messages: list[bytes] = []
+        self._encodings: dict[str, bool] = {}
+        self.denied: Callable[[Path], object] | None = None  # the read_filter service
+        self._denied: dict[str, bool] = {}
+
+    def feed(self, chunk: bytes) -> bool:
+        if self.skimming:
+            self.tail += chunk
+            if len(self.tail) > 16384:
+                del self.tail[:-8192]
+            return True
+        self.buf += chunk
+        pos = 0
+        while True:
+            nl = self.buf.find(b"\n", pos)
+            if nl == -1:
+                break
+            nul = self.buf.find(b"\0", pos, nl)
+            if nul == -1:
+                self.messages.append(bytes(self.buf[pos:nl]))
+                if len(self.messages) > 64:
+                    del self.messages[:32]
+            else:
+                self._record(bytes(self.buf[pos:nul]), bytes(self.buf[nul + 1 : nl]))
+            pos = nl + 1
+            if self.full and self.check is None and self.denied is None:
+                self.skimming = True
+                self.tail += self.buf[pos:]
+                self.buf = bytearray()
+                return True
+        del self.buf[:pos]
+        return True
+
+    def _record(self, raw_path: bytes, rest: bytes) -> None:
+        name = rg_name(raw_path)
+        if self.check is not None and not self.check.match(_relative_to(name, self.base)):
+            return
+        if self.denied is not None:
+            if name not in self._denied:
+                self._denied[name] = bool(self.denied(self.workspace / name))
+            if self._denied[name]:
+                return
+        self.counted += 1
+        if self.full:
+            return
+        number, _, text = rest.partition(b":")
+        line = f"{show_name(name)}:{number.decode('ascii', 'replace')}: {self._text(name, text)}"
+        size = utf8_len(line) + 1
+        if len(self.hits) >= MAX_MATCHES or self.used + size > PAGE_BYTES:
+            self.full = True
+            return
+        self.hits.append(line)
+        self.used += size
+
+    def _single_byte(self, name: str) -> bool:
+        if name not in self._encodings:
+            path = Path(name) if os.path.isabs(name) else self.workspace / name
+            try:
+                with path.open("rb") as fh:
+                    head = read_head(fh)
+                self._encodings[name] = sniff(head, complete=len(head) < HEAD_BYTES) is SINGLE
+            except OSError:
+                self._encodings[name] = False
+        return self._encodings[name]
+
+    def _text(self, name: str, raw: bytes) -> str:
+        clipped = False
+        if m := _PREVIEW_END.search(raw):
+            raw = raw[: m.start()]
+            clipped = True
+        raw = raw.removesuffix(b"\n").removesuffix(b"\r")
+        if not raw.isascii() and self._single_byte(name):
+            text = SINGLE.decode(raw)
+        else:
+            text = raw.decode("utf-8", errors="surrogateescape")
+            if clipped:  # rg's preview may end inside a character
+                text = _CUT_CHAR.sub("", text)
+        if len(text) > MAX_LINE_CHARS:
+            text = text[:MAX_LINE_CHARS]
+            clipped = True
+        return visible(text) + (" …[line truncated]" if clipped else "")
+
+    def total(self) -> int:
+        """Matching lines in all (rg's count when the rest was skimmed)."""
+        if self.check is None and not any(self._denied.values()):  # rg's count includes denied files
+            source = bytes(self.tail) if self.skimming else b"\n".join(self.messages) + b"\n"
+            found = _STATS.findall(source)
+            if found:
+                return int(found[-1])
+        return self.counted
+
+    def notes(self) -> list[str]:
+        return [
+            show_name(m.decode("utf-8", "surrogateescape"))
+            for m in self.messages
+            if b"binary file matches" in m
+        ][:5]
+
+
+class GrepTool:
+    name = "grep"
+    description = (
+        "Search file contents with a regular expression (ripgrep; Rust regex syntax, no look-around or "
+        "backreferences; `^`/`$` work on CRLF lines too). Files are decoded like read: UTF-8, UTF-16 with a "
+        "BOM, Latin-1; binary files are skipped. " + IGNORE_RULES + " Returns `path:line: text` sorted by "
+        f"path, at most {MAX_MATCHES} matches and {MAX_LINE_CHARS} characters a line, control characters "
+        "shown as read shows them; the notice says how many matching lines were not shown."
+    )
+    params = GrepParams
+    read_only = True
+
+    async def run(self, args: GrepParams, ctx: ToolContext) -> ToolOutput:
+        root = _search_root(ctx, args.path)
+        plan = _plan(args.glob)
+        search = root / plan.subdir if plan.subdir else root
+        base = rg_arg(root, ctx.workspace)
+        cmd = [
+            *WALK_FLAGS,
+            "--no-heading", "--with-filename", "--line-number", "--null", "--crlf",
+            "--max-columns", str(MAX_LINE_CHARS), "--max-columns-preview", "--stats", "--sort", "path",
+        ]  # fmt: skip
+        if args.ignore_case:
+            cmd.append("--ignore-case")
+        cmd += [*plan.args, "--regexp", args.pattern, "--", rg_arg(search, ctx.workspace)]
+        out = _GrepOutput(ctx.workspace, base, plan.check)
+        out.denied = ctx.service("read_filter")
+
+        def work(stop: threading.Event) -> tuple[int, str]:
+            if not os.path.exists(search):  # a glob naming a directory that is not there
+                return 1, ""
+            result = run_rg(cmd, ctx.workspace, out.feed, stop)
+            return result.code, result.error()
+
+        code, error = await in_thread(work, ctx)
+        if code == 2 and not out.hits:
+            raise ToolError(f"grep failed: {error}" if error else f"grep failed (rg exit status {code}).")
+        notes = out.notes()
+        if not out.hits:
+            body = "No matches." + ("\n" + "\n".join(notes) if notes else "")
+            return ToolOutput(body, details={"matches": 0, "no_spill": True})
+        total = out.total()
+        body = "\n".join(out.hits)
+        tail: list[str] = []
+        if notes:
+            tail.extend(notes)
+        if total > len(out.hits):
+            tail.append(
+                f"[{total - len(out.hits)} more matching lines not shown ({total} in all); "
+                "narrow the pattern, path or glob.]"
+            )
+        if code == 2 and error:
+            tail.append(f"[Some paths could not be searched: {error.splitlines()[0]}]")
+        if tail:
+            body += "\n\n" + "\n".join(tail)
+        return ToolOutput(
+            body,
+            details={
+                "matches": total,
+                "shown": len(out.hits),
+                "truncated": total > len(out.hits),
+                "no_spill": True,
+            },
+        )
+
+
+# --- find ------------------------------------------------------------------------------------------
+class FindParams(Params):
+    pattern: str = Field(
+        description="Glob for file names or paths, e.g. '*.py', 'src/**/*.ts', 'test_*', '*.{js,ts}'. "
+        "A pattern without '/' matches at any depth; one ending in '/' matches directories only."
+    )
+    path: str | None = Field(None, description="Directory to search in (default: the workspace).")
+    offset: int | None = Field(None, ge=1, description="First result to show, counting from 1 (to page on).")
+
+
+def _page(items: list[str], offset: int, cap: int) -> tuple[list[str], int]:
+    """Items from ``offset`` (1-based) within ``cap`` entries and the page byte budget; returns them
+    and the offset after the last one shown."""
+    shown: list[str] = []
+    used = 0
+    for item in items[offset - 1 :]:
+        size = utf8_len(item) + 1
+        if len(shown) >= cap or used + size > PAGE_BYTES:
+            break
+        shown.append(item)
+        used += size
+    return shown, offset + len(shown)
+
+
+def _find(pattern: str, root: Path, workspace: Path, stop: threading.Event,
+          denied: Callable[[Path], object] | None = None) -> list[str]:
+    plan = _plan(pattern)
+    base = rg_arg(root, workspace)
+    search = root / plan.subdir if plan.subdir else root
+    if not os.path.isdir(search):
+        return []
+    try:
+        names = list_files(rg_arg(search, workspace), workspace, stop)
+    except RgError as exc:
+        raise ToolError(f"find failed: {exc}") from exc
+    if denied is not None:  # [deny] read rules (the read_filter service): left out of the results
+        names = [n for n in names if not denied(workspace / n)]
     regex = glob_regex(pattern)
     dirs_only = pattern.strip().endswith("/")
-    found: list[str] = []
-    for path, is_dir in walk(root, workspace, stop):
-        if dirs_only and not is_dir:
-            continue
-        if regex.match(path.relative_to(root).as_posix()):
-            if len(found) >= MAX_FIND:
-                return found, True
-            found.append(display_path(workspace, path) + ("/" if is_dir else ""))
-    return found, False
+    found: set[str] = set()
+    seen_dirs: set[str] = set()
+    for name in names:
+        rel = _relative_to(name, base)
+        if not dirs_only and regex.match(rel):
+            found.add(name)
+        parent = posixpath.dirname(rel)
+        while parent and parent not in seen_dirs:
+            seen_dirs.add(parent)
+            if regex.match(parent):
+                found.add(name[: len(name) - len(rel)] + parent + "/")
+            parent = posixpath.dirname(parent)
+    return sorted(show_name(n) for n in found)
 
 
 class FindTool:
     name = "find"
     description = (
         "Find files and directories by glob: '*.py' matches at any depth, 'src/*.py' only directly in src, "
-        f"'src/**/*.py' anywhere under src. Respects .gitignore. At most {MAX_FIND} results, sorted; "
-        "directories end in '/'."
+        "'src/**/*.py' anywhere under src. The files are ripgrep's list (`rg --files`): "
+        + IGNORE_RULES
+        + " Directories holding listed files are matched too and end in '/'. Results are sorted; at most "
+        f"{MAX_FIND} per call, the notice gives the total and the offset to continue from."
     )
     params = FindParams
     read_only = True
@@ -321,39 +418,92 @@ class FindTool:
         root = _search_root(ctx, args.path)
         if not root.is_dir():
             raise ToolError(f"{display_path(ctx.workspace, root)} is not a directory.")
-        found, more = await _in_thread(lambda stop: _find(args.pattern, root, ctx.workspace, stop), ctx)
+        denied = ctx.service("read_filter")
+        found = await in_thread(lambda stop: _find(args.pattern, root, ctx.workspace, stop, denied), ctx)
         if not found:
-            return ToolOutput(f"No files match {args.pattern!r}.", details={"count": 0})
-        body = "\n".join(sorted(found))
-        if more:
-            body += f"\n\n[Only the first {MAX_FIND} results are shown; use a narrower pattern or path.]"
-        return ToolOutput(body, details={"count": len(found), "truncated": more})
+            return ToolOutput(f"No files match {args.pattern!r}.", details={"count": 0, "no_spill": True})
+        offset = args.offset or 1
+        if offset > len(found):
+            raise ToolError(f"offset {offset} is past the end ({len(found)} results).")
+        shown, after = _page(found, offset, MAX_FIND)
+        body = "\n".join(shown)
+        if after <= len(found) or offset > 1:
+            body += f"\n\n[Results {offset}-{after - 1} of {len(found)}."
+            body += f" Use offset={after} to continue.]" if after <= len(found) else "]"
+        return ToolOutput(
+            body,
+            details={
+                "count": len(found),
+                "shown": len(shown),
+                "truncated": after <= len(found),
+                "no_spill": True,
+            },
+        )
 
 
+# --- ls --------------------------------------------------------------------------------------------
 class LsParams(Params):
     path: str | None = Field(None, description="Directory to list (default: the workspace).")
+    offset: int | None = Field(None, ge=1, description="First entry to show, counting from 1 (to page on).")
+
+
+def _entry(entry: os.DirEntry[str]) -> str:
+    name = show_name(entry.name)
+    try:
+        is_link = entry.is_symlink()
+    except OSError:
+        return name
+    try:
+        is_dir = entry.is_dir()  # follows a symlink: a link to a directory ends in '/'
+    except OSError:  # a symlink loop
+        is_dir = False
+    if not is_link:
+        return name + ("/" if is_dir else "")
+    try:
+        target = show_name(os.readlink(entry.path))
+    except OSError:
+        target = "?"
+    broken = "" if os.path.exists(entry.path) else " (broken)"
+    return f"{name}{'/' if is_dir else ''} -> {target}{broken}"
+
+
+def _list(root: Path) -> list[str]:
+    with os.scandir(root) as it:
+        entries = sorted(it, key=lambda e: (e.name.lower(), e.name))
+    return [_entry(e) for e in entries]
 
 
 class LsTool:
     name = "ls"
     description = (
-        f"List a directory: entries sorted by name, directories end in '/'. At most {MAX_LS} entries."
+        "List a directory (every entry, ignored and hidden ones too): sorted by name, directories and "
+        "symbolic links to directories end in '/', symbolic links show their target ('name -> target'). "
+        f"At most {MAX_LS} entries per call; the notice gives the total and the offset to continue from."
     )
     params = LsParams
     read_only = True
 
     async def run(self, args: LsParams, ctx: ToolContext) -> ToolOutput:
         root = _search_root(ctx, args.path)
+        shown_root = display_path(ctx.workspace, root)
         if not root.is_dir():
-            raise ToolError(f"{display_path(ctx.workspace, root)} is not a directory; use read for files.")
-        try:
-            entries = sorted(os.scandir(root), key=lambda e: (e.name.lower(), e.name))
-        except OSError as exc:
-            raise ToolError(f"Cannot list {display_path(ctx.workspace, root)}: {exc.strerror}") from exc
-        names = [sanitize(e.name) + ("/" if e.is_dir() else "") for e in entries]
+            raise ToolError(f"{shown_root} is not a directory; use read for files.")
+
+        def work(_stop: threading.Event) -> list[str]:
+            try:
+                return _list(root)
+            except OSError as exc:
+                raise ToolError(f"Cannot list {shown_root}: {exc.strerror}") from exc
+
+        names = await in_thread(work, ctx)
         if not names:
-            return ToolOutput("(empty directory)", details={"count": 0})
-        body = "\n".join(names[:MAX_LS])
-        if len(names) > MAX_LS:
-            body += f"\n\n[{len(names) - MAX_LS} more entries not shown ({len(names)} in all).]"
-        return ToolOutput(body, details={"count": len(names)})
+            return ToolOutput("(empty directory)", details={"count": 0, "no_spill": True})
+        offset = args.offset or 1
+        if offset > len(names):
+            raise ToolError(f"offset {offset} is past the end ({len(names)} entries).")
+        shown, after = _page(names, offset, MAX_LS)
+        body = "\n".join(shown)
+        if after <= len(names) or offset > 1:
+            body += f"\n\n[Entries {offset}-{after - 1} of {len(names)}."
+            body += f" Use offset={after} to continue.]" if after <= len(names) else "]"
+        return ToolOutput(body, details={"count": len(names), "shown": len(shown), "no_spill": True})

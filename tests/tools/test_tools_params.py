@@ -37,7 +37,9 @@ def test_bash_and_job_output_descriptions_say_they_wait() -> None:
 
 
 def test_describe_params() -> None:
-    assert describe_params(ReadParams, "read") == "read {path: string, offset?: integer, limit?: integer}"
+    assert describe_params(ReadParams, "read") == (
+        "read {path: string, offset?: integer, limit?: integer, column?: integer}"
+    )
     assert describe_params(EditParams).startswith("{path: string, old_text: string, new_text: string")
     assert describe_tool(builtin_tools(["bash"])[0]) == "bash {command: string, timeout?: number}"
 
