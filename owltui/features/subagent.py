@@ -5,6 +5,10 @@ A researcher differs from chat only in its prompt, its tools (the read-only ones
 (``ctx.services["emitter"]``) marked with its name (``agent: "task-N"``). It shares the process-wide pause
 gate, so /pause freezes it too, and the parent's cancellation reaches it because it runs inside
 the parent's tool call. Read-only, so several tasks in one batch run concurrently.
+
+It runs under the parent's permission policy (``permission``, else the ``permissions`` service of
+the parent's tool context): the parent's deny rules, read-only mode and read filters bind it too.
+The parent's services (the sandbox, the ``read_filter``, jobs) pass through unchanged.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from owltui.agent.agent import Agent
 from owltui.agent.events import Emitter, Event, ToolStart
-from owltui.agent.hooks import Directive, Hooks
+from owltui.agent.hooks import Directive, Hooks, Permission
 from owltui.agent.loop import LoopConfig, RunState
 from owltui.agent.messages import ToolResult, UserMessage
 from owltui.agent.model import Model
@@ -66,19 +70,29 @@ class TaskTool:
     read_only: ClassVar[bool] = True
 
     def __init__(self, model: Callable[[], Model], tools: Sequence[Tool], workspace: Path, *,
-                 gate: PauseGate = GATE, max_rounds: int = 20) -> None:
+                 gate: PauseGate = GATE, max_rounds: int = 20, permission: Permission | None = None) -> None:
         self._model = model
         self._tools = [t for t in tools if t.read_only and t.name != "task"]
         self._workspace = workspace
         self._gate = gate
         self._max_rounds = max_rounds
+        self._permission = permission
+
+    def _policy(self, ctx: ToolContext) -> Permission | None:
+        """The parent's permission check: the one given, else the parent's ``permissions`` service."""
+        if self._permission is not None:
+            return self._permission
+        policy = ctx.service("permissions")
+        check = getattr(policy, "check", None)
+        return check if callable(check) else None
 
     async def run(self, args: TaskParams, ctx: ToolContext) -> ToolOutput:
         name = f"task-{next(_ids)}"
         prompt = RESEARCHER_PROMPT.format(workspace=self._workspace)
         config = LoopConfig(model=self._model(), system_prompt=prompt, tools=self._tools,
                             hooks=researcher_hooks(), max_rounds=self._max_rounds,
-                            workspace=self._workspace, services=ctx.services, name=name)
+                            permission=self._policy(ctx), workspace=self._workspace,
+                            services=ctx.services, name=name)
         child = Agent(config, gate=self._gate)
         parent = ctx.service("emitter")
         if isinstance(parent, Emitter):  # front ends see the subagent's events, marked with its name

@@ -349,9 +349,9 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     warn = _scrubbed(warn or _stderr_warn, redactor)
     overrides: dict[str, Any] = {"max_rounds": options.max_rounds, "permission_mode": options.permission_mode,
                                  "sandbox": options.sandbox}
-    if options.yes:
-        overrides["permission_mode"] = "yolo"
     config = load_config(env, overrides)
+    if options.yes and config.permission_mode != "read-only":  # --yes never widens read-only
+        config.permission_mode = "yolo"
     workspace = options.workspace.resolve()
     options.workspace = workspace
     if model is None:
@@ -375,9 +375,13 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     emitter = RedactingEmitter(redactor)  # JSONL, RPC and the UI see scrubbed events
     approvals = ApprovalBroker(emitter)
     permissions = PermissionPolicy(workspace, config.permission_mode,
-                                   approvals.ask if options.interactive else None)
-    # the emitter: subagents report through it; sandbox and redactor: the processes tools start
-    services: dict[str, Any] = {"emitter": emitter, "sandbox": sandbox, "redactor": redactor}
+                                   approvals.ask if options.interactive else None,
+                                   sandbox_enforced=lambda: sandbox.enforced, sandbox_off=not sandbox.active,
+                                   config_dir=config_dir(env))
+    # the emitter: subagents report through it; sandbox and redactor: the processes tools start;
+    # permissions: subagents run under it; read_filter: read/grep/find leave denied files out
+    services: dict[str, Any] = {"emitter": emitter, "sandbox": sandbox, "redactor": redactor,
+                                "permissions": permissions, "read_filter": permissions.read_denied}
     if options.interactive:
         services["sandbox_rerun"] = _rerun_asker(approvals)
     notes = instructions_text(workspace, config_dir(env))

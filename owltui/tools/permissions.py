@@ -361,7 +361,10 @@ class PermissionPolicy:
         resolved = resolve_path(self.workspace, path)
         if not is_inside(self.workspace, resolved):
             return str(resolved), True, resolved
-        return resolved.relative_to(self.workspace).as_posix(), False, resolved
+        try:
+            return resolved.relative_to(self.workspace).as_posix(), False, resolved
+        except ValueError:  # a link from outside into the workspace: rules see where it leads
+            return Path(os.path.realpath(resolved)).relative_to(self._real_ws).as_posix(), False, resolved
 
     def _path_forms(self, path: Path) -> list[str]:
         """How a path is matched by path rules: relative to the workspace (as given and with
@@ -382,6 +385,8 @@ class PermissionPolicy:
     def _read_pattern_hit(pattern: str, form: str) -> bool:
         pat = os.path.expanduser(pattern)
         if fnmatch.fnmatchcase(form, pat) or fnmatch.fnmatchcase(form, pat.rstrip("/") + "/*"):
+            return True
+        if pat.endswith("/**") and fnmatch.fnmatchcase(form, pat[:-3]):  # the directory itself
             return True
         if "/" not in pat.rstrip("/"):  # a bare name matches at any depth, like .gitignore
             parts = form.split("/")
