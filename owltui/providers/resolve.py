@@ -88,11 +88,6 @@ def _check(provider: str | None, what: str) -> ProviderName | None:
     return provider
 
 
-def _is_local(url: str) -> bool:
-    host = httpx.URL(url).host
-    return host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.endswith(".local")
-
-
 def _explicit(provider: ProviderName, model: str | None, base_url: str | None, env: Mapping[str, str],
               source: str, probe: Probe | None) -> ResolvedProvider:
     if provider == "demo":
@@ -100,6 +95,8 @@ def _explicit(provider: ProviderName, model: str | None, base_url: str | None, e
     base = base_url or env.get(BASE_ENV[provider]) or None
     key = env.get(KEY_ENV[provider]) or None
     default_base = TABLE[provider].default_base_url
+    if key is not None and base is not None:
+        _refuse_foreign_host(provider, base)
     if key is None:
         official = base is None or "api.openai.com" in base or "api.anthropic.com" in base
         if provider == "anthropic" or official:
@@ -112,6 +109,23 @@ def _explicit(provider: ProviderName, model: str | None, base_url: str | None, e
                 model = served[0]
         model = model or DEFAULT_MODELS[provider]
     return ResolvedProvider(provider, model, base or default_base, key, source)
+
+
+def _host(url: str) -> str:
+    try:
+        return (httpx.URL(url).host or "").lower()
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return ""
+
+
+def _refuse_foreign_host(provider: ProviderName, base: str) -> None:
+    """A provider's key never goes to another provider's own host."""
+    host = _host(base)
+    for other, info in TABLE.items():
+        if other != provider and info.default_base_url and host == _host(info.default_base_url):
+            raise ProviderConfigError(
+                f"{provider}: the base URL {host} belongs to {other}; not sending {KEY_ENV[provider]} "
+                f"there (use --provider {other}).")
 
 
 def resolve_provider(provider: str | None = None, model: str | None = None, base_url: str | None = None,
@@ -135,19 +149,21 @@ def resolve_provider(provider: str | None = None, model: str | None = None, base
     if cfg is not None:
         return _explicit(cfg, model_name or cfg_model_name, base_url or config_base_url, env, "config", probe)
     model_name = model_name or cfg_model_name
+    if base_url is not None:
+        # A base URL with no provider named is an OpenAI-compatible server (the README's rule); the
+        # Anthropic key is never sent to a URL nobody said was Anthropic's.
+        return _explicit("openai", model_name, base_url, env, "--base-url", probe)
     if env.get("ANTHROPIC_API_KEY"):
-        return _explicit("anthropic", model_name, base_url, env, "ANTHROPIC_API_KEY", probe)
+        return _explicit("anthropic", model_name, None, env, "ANTHROPIC_API_KEY", probe)
     if env.get("OPENAI_API_KEY"):
-        return _explicit("openai", model_name, base_url, env, "OPENAI_API_KEY", probe)
-    local = base_url or env.get("OPENAI_BASE_URL") or LOCAL_BASE_URL
-    if probe is not None and (base_url is None or _is_local(local)):
+        return _explicit("openai", model_name, None, env, "OPENAI_API_KEY", probe)
+    local = env.get("OPENAI_BASE_URL") or LOCAL_BASE_URL
+    if probe is not None:
         served = probe(local)
         if served is not None:
             pick = model_name if model_name else (served[0] if served else None)
             if pick is not None:
                 return ResolvedProvider("openai", pick, local, None, "local server")
-    if base_url is not None:
-        return _explicit("openai", model_name, base_url, env, "--base-url", probe)
     if model_name is not None and model_name != "demo":
         raise _unservable(model_name)
     return ResolvedProvider("demo", "demo", None, None, "demo")

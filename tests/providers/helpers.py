@@ -8,8 +8,6 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pytest
-
 from owltui.agent.messages import AssistantMessage
 from owltui.agent.model import (
     MessageAssembler,

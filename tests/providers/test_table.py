@@ -41,3 +41,21 @@ def test_a_model_asked_for_never_falls_back_to_the_demo() -> None:
         with pytest.raises(ProviderConfigError, match=needle):
             resolve_provider(config_model=model, env={}, probe=lambda url: None)
     assert resolve_provider(env={}, probe=lambda url: None).provider == "demo"
+
+
+def test_a_key_never_goes_to_another_providers_host() -> None:
+    import pytest
+
+    from owltui.providers import ProviderConfigError, resolve_provider
+
+    env = {"ANTHROPIC_API_KEY": "sk-ant-secret", "OPENAI_API_KEY": "sk-oai-secret"}
+    with pytest.raises(ProviderConfigError, match="belongs to openai"):
+        resolve_provider(provider="anthropic", base_url="https://api.openai.com/v1", env=env, probe=None)
+    with pytest.raises(ProviderConfigError, match="belongs to anthropic"):
+        resolve_provider(provider="openai", base_url="https://api.anthropic.com", env=env, probe=None)
+    # a base URL with no provider named is OpenAI-compatible: the Anthropic key is not sent there
+    r = resolve_provider(base_url="https://llm.example.com/v1", env={"ANTHROPIC_API_KEY": "sk-ant"},
+                         probe=None)
+    assert r.provider == "openai" and r.api_key is None
+    r = resolve_provider(env={"ANTHROPIC_API_KEY": "a", "ANTHROPIC_BASE_URL": "http://proxy:8080"}, probe=None)
+    assert r.provider == "anthropic" and r.api_key == "a"
