@@ -253,6 +253,11 @@ class _Walker:
                 self.out.error = why
             self.hide(why, opaque=True)
         self.stmt(root)
+        joined = _join_continuations(text, root)
+        if joined is not None:
+            # tree-sitter splits a word at a backslash-newline; bash joins the two halves
+            self.hide("a line continuation inside a word", opaque=True)
+            _Walker(self.out, self.depth + 1, self.collect).parse(joined, "the joined lines")
 
     def nested(self, text: str, what: str, transparent: bool = True) -> None:
         """Commands inside a literal string that a shell will run (``bash -c``, ``eval``)."""
@@ -269,10 +274,16 @@ class _Walker:
             if not w.static or not w.value or w.value.startswith("-"):
                 continue
             self.out.possible.append(Command(tuple(words[i:]), needs_allow=False, via="argument"))
-            if any(c in w.value for c in " \t\n;|&()<>$`"):
-                scratch = Analysis(w.value)
-                _Walker(scratch, self.depth + 1, self.out.possible).parse(w.value, "an argument")
-                self.out.possible.extend(scratch.possible)
+            values = [w.value]
+            if _NAME_VALUE.fullmatch(w.value) or re.fullmatch(r"[\w.-]+=.*", w.value, re.S):
+                values.append(w.value.split("=", 1)[1])  # key=value: the value may be a command
+            for value in values:
+                if value is not w.value:
+                    self.out.possible.append(Command((Word(value),), needs_allow=False, via="argument"))
+                if any(c in value for c in " \t\n;|&()<>$`"):
+                    scratch = Analysis(value)
+                    _Walker(scratch, self.depth + 1, self.out.possible).parse(value, "an argument")
+                    self.out.possible.extend(scratch.possible)
 
     # ---- statements ------------------------------------------------------------------------
     def stmt(self, node: Node, stdin: Word | None = None, stdin_file: bool = False) -> None:
@@ -580,13 +591,14 @@ class _Walker:
                 self.word(n)
             elif n.type == "test_operator":
                 op = self.text(n)
-                if double and op in _ARITH_TEST_OPS:
+                if (double or op == "-v") and op in _ARITH_TEST_OPS:
                     operands = [c for c in (n.parent.named_children if n.parent else [])
                                 if c.type != "test_operator"]
                     risky = ["[" in self.text(c) for c in operands] if op == "-v" else [
                         c.type != "number" and not _numeric_special(c, self.text(c)) for c in operands]
                     if any(risky):
-                        self.hide("[[ ]] arithmetic on variables can run hidden code", opaque=True)
+                        self.hide(f"{op} in a test evaluates arithmetic on variables, which can run hidden "
+                                  "code", opaque=True)
             else:
                 stack.extend(n.named_children)
 
@@ -998,6 +1010,30 @@ def _numeric_special(node: Node, text: str) -> bool:
     """``$#``, ``$?``, ``$$``, ``$!``: always numbers, so safe in arithmetic."""
     return node.type in ("simple_expansion", "special_variable_name") and text.lstrip("$") in "#?$!" \
         and len(text.lstrip("$")) == 1
+
+
+_CONTINUATION = re.compile(rb"(?<=[^\s\\])\\\n(?=\S)")
+
+
+def _join_continuations(text: str, root: Node) -> str | None:
+    """``text`` with the backslash-newlines inside words removed (as bash does), or None when there
+    are none (those in comments, quotes and here-documents stay)."""
+    data = text.encode("utf-8")
+    cuts = []
+    for m in _CONTINUATION.finditer(data):
+        node = root.descendant_for_byte_range(m.start(), m.start() + 1)
+        inside = node
+        while inside is not None and inside.type not in ("comment", "raw_string", "heredoc_body", "string",
+                                                         "ansi_c_string"):
+            inside = inside.parent
+        if inside is None:
+            cuts.append(m.start())
+    if not cuts:
+        return None
+    out = bytearray(data)
+    for pos in reversed(cuts):
+        del out[pos:pos + 2]
+    return out.decode("utf-8", errors="replace")
 
 
 def _first_error(node: Node) -> str | None:

@@ -92,6 +92,11 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("git push origin main", "DENY", "yolo", "deny"),
     ('git "push" --force', "DENY", "yolo", "deny"),
     ("touch pwned #\rls -la", "DENY", "yolo", "deny"),
+    ("tou\\\nch pwned", "DENY", "yolo", "deny"),
+    ("# comment \\\ntouch pwned", "DENY", "yolo", "deny"),
+    ("$'ev\\x61l' 'touch pwned'", "DENY", "yolo", "deny"),
+    ("select x in a; do touch pwned; done", "DENY", "yolo", "deny"),
+    (">out touch pwned", "DENY", "yolo", "deny"),
     ("touch pwned", "DENY", "ask", "deny"),
     ("bash -c 'touch pwned'", "DENY", "edits", "deny"),
     # ---- the program cannot be known statically: asks even with --yes -------------------------
@@ -118,6 +123,12 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("ls | xargs rm", "DENY", "yolo", "allow"),
     ('echo "unterminated', "DENY", "yolo", "ask"),
     ("alias ls='touch pwned'", "DENY", "yolo", "ask"),
+    ("git -c core.pager='touch pwned' log", "DENY", "yolo", "ask"),
+    ("[ -v 'a[$(touch pwned)]' ]", "DENY", "yolo", "ask"),
+    ("ssh host 'touch pwned'", "DENY", "yolo", "ask"),
+    ("git bisect run touch pwned", "DENY", "yolo", "ask"),
+    ('a=(touch pwned); "${a[@]}"', "DENY", "yolo", "ask"),
+    ("read -r c <<< 'touch pwned'; $c", "DENY", "yolo", "ask"),
     # ---- ordinary commands still run with --yes when deny rules exist -------------------------
     ("ls -la", "DENY", "yolo", "allow"),
     ("git status && git log --oneline | head", "DENY", "yolo", "allow"),
@@ -232,7 +243,7 @@ async def test_print_mode_with_yes_refuses_what_deny_rules_may_block(ws: Path, c
 
 
 # Deny rows that run `touch pwned` in a plain bash: proof that the spellings are real bypasses.
-SKIP_REAL = ("sudo", "git ", "list", "||", "../../", "for f", "while false", "find .", "busybox", "$CMD")
+SKIP_REAL = ("sudo", "git ", "list", "||", "select", "../../", "for f", "while false", "find .", "busybox", "$CMD")
 REAL = [c for c, r, _m, v in CORPUS if r == "DENY" and v == "deny" and "touch pwned" in c
         and not any(s in c for s in SKIP_REAL)]
 
