@@ -96,7 +96,7 @@ async def test_approval_always_saves_rule(tmp_path: Path) -> None:
     status, notes, ws = await _approval_run(tmp_path, "a")
     assert status == "ok"
     assert "always allowed: `bash` saved as a permission rule" in notes
-    assert "echo approved-run" in (ws / ".owltui" / "permissions.toml").read_text()
+    assert '"echo *"' in (ws / ".owltui" / "permissions.toml").read_text()  # program granularity (issue 10)
 
 
 async def test_approval_deny(tmp_path: Path) -> None:
