@@ -187,6 +187,7 @@ class _GrepOutput:
         self._encodings: dict[str, bool] = {}
         self.denied: Callable[[Path], object] | None = None  # the read_filter service
         self._denied: dict[str, bool] = {}
+        self._passed: dict[bytes, bool] = {}
 
     def feed(self, chunk: bytes) -> bool:
         if self.skimming:
@@ -195,6 +196,18 @@ class _GrepOutput:
                 del self.tail[:-8192]
             return True
         self.buf += chunk
+        if self.full:  # only counting is left, but each path must pass the check: split, no parsing
+            end = self.buf.rfind(b"\n")
+            if end != -1:
+                for line in bytes(self.buf[:end]).split(b"\n"):
+                    path, sep, _ = line.partition(b"\0")
+                    if not sep:
+                        self.messages.append(line)
+                    elif self._passes(path):
+                        self.counted += 1
+                del self.buf[: end + 1]
+                del self.messages[:-64]
+            return True
         pos = 0
         while True:
             nl = self.buf.find(b"\n", pos)
@@ -208,23 +221,36 @@ class _GrepOutput:
             else:
                 self._record(bytes(self.buf[pos:nul]), bytes(self.buf[nul + 1 : nl]))
             pos = nl + 1
-            if self.full and self.check is None and self.denied is None:
-                self.skimming = True
-                self.tail += self.buf[pos:]
+            if self.full:
+                rest = bytes(self.buf[pos:])
                 self.buf = bytearray()
-                return True
+                if self.check is None and self.denied is None:
+                    self.skimming = True  # rg's --stats will give the total
+                    self.tail += rest
+                    return True
+                return self.feed(rest)
         del self.buf[:pos]
         return True
 
+    def _passes(self, raw_path: bytes) -> bool:
+        """The glob check and the read_filter, once per path."""
+        passed = self._passed.get(raw_path)
+        if passed is None:
+            name = rg_name(raw_path)
+            passed = True
+            if self.check is not None and not self.check.match(_relative_to(name, self.base)):
+                passed = False
+            elif self.denied is not None:
+                if name not in self._denied:
+                    self._denied[name] = bool(self.denied(self.workspace / name))
+                passed = not self._denied[name]
+            self._passed[raw_path] = passed
+        return passed
+
     def _record(self, raw_path: bytes, rest: bytes) -> None:
-        name = rg_name(raw_path)
-        if self.check is not None and not self.check.match(_relative_to(name, self.base)):
+        if not self._passes(raw_path):
             return
-        if self.denied is not None:
-            if name not in self._denied:
-                self._denied[name] = bool(self.denied(self.workspace / name))
-            if self._denied[name]:
-                return
+        name = rg_name(raw_path)
         self.counted += 1
         if self.full:
             return

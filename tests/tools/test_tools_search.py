@@ -230,3 +230,14 @@ async def test_grep_page_fits_the_budget_and_counts_the_rest(ws: Path, make_ctx:
     shown = out.details["shown"]
     assert shown < 100 and out.details["matches"] == 150 and out.details["no_spill"] is True
     assert f"[{150 - shown} more matching lines not shown (150 in all)" in out.content
+
+
+async def test_grep_counts_matches_not_shown_under_a_path_glob(ws: Path, make_ctx: MakeCtx) -> None:
+    for d in ("a/x", "a/y", "b/x"):
+        (ws / d).mkdir(parents=True)
+        for i in range(3):
+            (ws / d / f"f{i}.py").write_text("hit\n" * 50)
+    out = await GrepTool().run(GrepParams(pattern="hit", glob="*/x/*.py"), make_ctx())  # checked here
+    assert out.details["matches"] == 300 and out.details["shown"] == 100
+    assert out.content.endswith("[200 more matching lines not shown (300 in all); narrow the pattern, path or glob.]")
+    assert {line.split("/")[1] for line in out.content.split("\n\n")[0].splitlines()} == {"x"}
