@@ -624,8 +624,11 @@ class PermissionPolicy:
                 return Review("ask", "run bash", notes=["no command given"])
             return self._review_bash(call, command)
         subject, outside, path = self._target(call)
+        forms = [subject] if subject is not None else []
+        if path is not None:  # through symlinks too
+            forms += [f for f in self._path_forms(path) if f != subject]
         for pattern in self.rules.deny.get(name, []):
-            if pattern == "*" or (subject is not None and fnmatch.fnmatchcase(subject, pattern)):
+            if pattern == "*" or any(fnmatch.fnmatchcase(f, pattern) for f in forms):
                 return Review("refuse", f"Refused: the deny rule {name} = {pattern!r} in {RULES_FILE} "
                                         "blocks this call.")
         if name in READ_TOOLS and path is not None:

@@ -121,6 +121,10 @@ async def test_allow_and_deny_rules(ws: Path) -> None:
         assert verdict is not None and "deny rule" in verdict, c
     verdict = await PermissionPolicy(ws, "yolo").check(call("write", path="src/secrets/k", content=""), False)
     assert verdict is not None and "deny rule" in verdict
+    (ws / "src" / "secrets").mkdir(parents=True)
+    (ws / "innocent").symlink_to(ws / "src" / "secrets")
+    verdict = await PermissionPolicy(ws, "yolo").check(call("write", path="innocent/k", content=""), False)
+    assert verdict is not None and "deny rule" in verdict
 
 
 async def test_outside_workspace_writes_always_ask(ws: Path, tmp_path: Path) -> None:
