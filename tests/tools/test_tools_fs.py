@@ -435,3 +435,83 @@ async def test_suggestions_are_case_insensitive_and_path_aware(ws: Path, make_ct
     assert (await hint("src/util/helpers.py")).startswith("lib/util/helpers.py")  # one directory away
     assert (await hint("src/app/model.py")).startswith("src/app/models.py")  # a typo next to it
     assert "broken.py" not in await hint("src/app/broken.py")  # a broken link never suggests itself
+
+
+def _follow_pages(path: Path, budget: int, limit: int, seed: int) -> list[str]:
+    """Read a whole file page by page, as a model following the notices would."""
+    import threading
+
+    from owltui.tools.paging import read_page
+    from owltui.tools.textcodec import UTF8
+
+    lines: list[str] = []
+    offset, column = 1, 1
+    while True:
+        fd = os.open(path, os.O_RDONLY)
+        page = read_page(fd, UTF8, offset, limit, column, budget, threading.Event())
+        assert page.lines, (seed, offset, column)
+        for i, (number, text) in enumerate(page.lines):
+            assert number == offset + i
+            if i == 0 and column > 1:
+                lines[-1] += text
+            else:
+                lines.append(text)
+        last = page.lines[-1][0]
+        if page.cut is not None and page.cut[0] < page.cut[1]:
+            assert len(page.lines) == 1
+            offset, column = last, page.cut[0] + 1
+            continue
+        column = 1
+        offset = page.next_offset or last + 1
+        if offset > page.total:
+            return lines
+
+
+def test_following_the_pages_gives_back_the_file_exactly(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(12)
+    for seed in range(150):
+        rows = []
+        for _ in range(rng.randint(1, 40)):
+            size = rng.choice([0, 1, 5, 50, 300, 2000])
+            rows.append("".join(rng.choice("abcé€😀 \t") for _ in range(rng.randint(0, size))))
+        ending = rng.choice(["\n", "\r\n"])
+        data = ending.join(rows) + rng.choice(["", ending])
+        if not data:
+            continue  # read says "(empty)"
+        path = tmp_path / f"f{seed}.txt"
+        path.write_bytes(data.encode())
+        got = _follow_pages(path, budget=rng.choice([64, 200, 1000]), limit=rng.randint(1, 7), seed=seed)
+        want = data.replace("\r\n", "\n").split("\n")
+        if data.endswith(("\n",)):
+            want.pop()
+        assert got == want, seed
+
+
+async def test_text_page_serves_other_pagers(ws: Path) -> None:
+    """read_result (the loop's) can page a saved result with ``text_page``: a 3 MB single line is read
+    in character ranges, every page under the loop's limits, each notice the exact next call."""
+    import json
+
+    from owltui.tools.paging import text_page
+
+    line = "".join(f"{i:09d}," for i in range(300_000))  # 3 MB, no newline
+    (ws / "r1.txt").write_text(line + "\nend\n")
+
+    def resume(offset: int, column: int | None) -> str:
+        args = {"result_id": "r1", "offset": offset} | ({"column": column} if column else {})
+        return f"Continue with: read_result {json.dumps(args)}"
+
+    got, offset, column, pages = "", 1, 1, 0
+    while True:
+        text, details = text_page(ws / "r1.txt", "r1", offset=offset, column=column, resume=resume)
+        pages += 1
+        assert len(text) <= 50 * 1024 and text.count("\n") < 2000 and details["no_spill"]
+        got += text.split("\n")[0].split("\t", 1)[1]
+        if "column" not in text:
+            break
+        call = json.loads(text.rsplit("read_result ", 1)[1].rstrip(".]"))
+        offset, column = call["offset"], call["column"]
+    assert got == line and pages == 60  # 50,168 characters a page
+    assert text.split("\n")[1] == "     2\tend"
