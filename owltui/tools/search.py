@@ -188,6 +188,29 @@ class _GrepOutput:
         self.denied: Callable[[Path], object] | None = None  # the read_filter service
         self._denied: dict[str, bool] = {}
         self._passed: dict[bytes, bool] = {}
+        self._allowed: set[bytes] | None = None  # rg's file list, when -g narrowed the search
+        self._listed: threading.Event | None = None
+
+    def start_listing(self, type_args: list[str], arg: str, stop: threading.Event) -> None:
+        """List, in a thread of its own, the files rg would search without the -g override; records
+        wait for the list."""
+        listed = self._listed = threading.Event()
+        args = [*WALK_FLAGS, "--files", "--null", *type_args, "--", arg]
+
+        def run() -> None:
+            parts: list[bytes] = []
+
+            def keep(chunk: bytes) -> bool:
+                parts.append(chunk)
+                return True
+
+            try:
+                if run_rg(args, self.workspace, keep, stop).code != 2:
+                    self._allowed = set(b"".join(parts).split(b"\0"))
+            finally:
+                listed.set()
+
+        threading.Thread(target=run, daemon=True).start()
 
     def feed(self, chunk: bytes) -> bool:
         if self.skimming:
@@ -238,7 +261,11 @@ class _GrepOutput:
         if passed is None:
             name = rg_name(raw_path)
             passed = True
-            if self.check is not None and not self.check.match(_relative_to(name, self.base)):
+            if self._listed is not None:
+                self._listed.wait()
+            if self._allowed is not None and raw_path not in self._allowed:
+                passed = False  # an ignored file -g brought back
+            elif self.check is not None and not self.check.match(_relative_to(name, self.base)):
                 passed = False
             elif self.denied is not None:
                 if name not in self._denied:
@@ -332,6 +359,13 @@ class GrepTool:
         ]  # fmt: skip
         if args.ignore_case:
             cmd.append("--ignore-case")
+        # A glob checked here (a wildcard directory part) is also given to rg as -g, so rg searches only
+        # the files it names; -g would bring back ignored files too, so those are dropped again by
+        # membership in rg's own file list, made at the same time.
+        narrow = plan.check is not None and root == ctx.workspace and args.glob is not None
+        if narrow:
+            assert args.glob is not None
+            cmd += ["--glob", args.glob.strip()]
         cmd += [*plan.args, "--regexp", args.pattern, "--", rg_arg(search, ctx.workspace)]
         out = _GrepOutput(ctx.workspace, base, plan.check)
         out.denied = ctx.service("read_filter")
@@ -339,6 +373,8 @@ class GrepTool:
         def work(stop: threading.Event) -> tuple[int, str]:
             if not os.path.exists(search):  # a glob naming a directory that is not there
                 return 1, ""
+            if narrow:
+                out.start_listing(plan.args, base, stop)
             result = run_rg(cmd, ctx.workspace, out.feed, stop)
             return result.code, result.error()
 

@@ -217,7 +217,8 @@ async def test_grep_reports_exactly_what_rg_reports(corpus: Path, pattern: str) 
 @pytest.mark.parametrize(
     ("pattern", "glob"),
     [("TODO", "*.py"), ("value", "src/**/*.py"), ("TODO", "*.log"), ("TODO", "src/*"), ("value", "**/deep/*.py"),
-     ("TODO", "*_secret.py"), ("TODO", "*.tmp"), ("value|TODO", "*.{txt,py}")],
+     ("TODO", "*_secret.py"), ("TODO", "*.tmp"), ("value|TODO", "*.{txt,py}"), ("TODO|value", "*/deep/*"),
+     ("TODO", "*/*_secret.py"), ("TODO|value", "s*/**")],
 )  # fmt: skip
 async def test_grep_globs_select_among_the_files_rg_would_search(corpus: Path, pattern: str, glob: str) -> None:
     """A glob narrows rg's own file set: never an ignored file (rg's -g would bring some back)."""
