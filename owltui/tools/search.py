@@ -329,7 +329,7 @@ class _GrepOutput:
 
     def notes(self) -> list[str]:
         return [
-            show_name(m.decode("utf-8", "surrogateescape"))
+            show_name(m.decode("utf-8", "surrogateescape").removeprefix("./"))
             for m in self.messages
             if b"binary file matches" in m
         ][:5]

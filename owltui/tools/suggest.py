@@ -16,6 +16,8 @@ import threading
 import time
 from pathlib import Path
 
+from owltui.agent.tool import ToolError
+
 from .rg import RgError, list_files
 from .textcodec import show_name
 
@@ -25,7 +27,7 @@ LIST_SECONDS = 3.0
 def _tree_files(workspace: Path, stop: threading.Event) -> list[str]:
     try:
         return list_files("./", workspace, stop, deadline=time.monotonic() + LIST_SECONDS)
-    except (RgError, OSError):
+    except (RgError, OSError, ToolError):  # no rg: siblings only
         return []
 
 
