@@ -157,6 +157,8 @@ class StepCompleteTool:
         if not 1 <= args.step <= n:
             raise ToolError(f"There is no step {args.step}: the playbook has steps 1 to {n}.")
         expected = p.next_step()
+        if expected is None:
+            raise ToolError(f"All {n} steps are already complete: give your final report.")
         if args.step != expected:
             if args.step in p.done:
                 raise ToolError(f"Step {args.step} is already complete; the next step is {expected}.")
