@@ -12,7 +12,6 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -95,6 +94,9 @@ class Runtime:
         self._changed: list[anyio.Event] = []
         self._closed = False
         agent.on_running(lambda _running: self._signal())
+        # the counters every front end shows (tokens, cost, rounds, queue, jobs), fed from the start
+        self.stats = RunStats()
+        self._unsubscribe.append(self.stats.follow(self.emitter, self.inbox))
 
     # ---- information ---------------------------------------------------------------------
     @property
@@ -107,14 +109,6 @@ class Runtime:
 
     def tool_names(self) -> list[str]:
         return sorted(self.agent.config.all_tools())
-
-    @cached_property
-    def stats(self) -> RunStats:
-        """The counters every front end shows (tokens, cost, rounds, queue, jobs), fed by this
-        runtime's events from the first use on (front ends take it before the first run)."""
-        stats = RunStats(jobs=dict(self.active_jobs))
-        self._unsubscribe.append(stats.follow(self.emitter, self.inbox))
-        return stats
 
     def saved_sessions(self) -> list[SessionInfo]:
         """This directory's saved sessions, newest first (``/sessions``)."""
