@@ -7,9 +7,10 @@ round wrote, so every round reuses the cached prefix however long the tool loop 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from owltui.agent.messages import AssistantMessage, StopReason, Usage
+from owltui.agent.messages import AssistantMessage, Item, StopReason, Usage
 from owltui.agent.model import (
     ForceTool,
     ModelRequest,
@@ -28,9 +29,11 @@ from owltui.agent.model import (
 from .base import HTTPModel
 from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
-from .history import UserTurn, turns
+from .history import Turn, UserTurn, turns
 from .table import PROVIDERS
-from .wirejson import loose
+from .wirecache import MIXED, SameList, Slots, TurnStream
+from .wirecache import key as wire_key
+from .wirejson import encode, loose, piece
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = PROVIDERS["anthropic"].default_base_url or ""
@@ -41,6 +44,7 @@ STOP_REASONS: dict[str, StopReason] = {
 }
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 _NONE: list[StreamEvent] = []
+_TOOLS, _SYSTEM, _MESSAGES = wire_key("tools"), wire_key("system"), wire_key("messages")
 
 
 def tool_choice_wire(choice: ToolChoice) -> dict[str, Any]:
@@ -56,6 +60,10 @@ def tools_wire(tools: list[ToolSpec] | tuple[ToolSpec, ...]) -> list[dict[str, A
     if out:
         out[-1]["cache_control"] = EPHEMERAL
     return out
+
+
+def system_wire(system: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
 
 
 def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
@@ -84,16 +92,23 @@ def _user_blocks(turn: UserTurn) -> list[dict[str, Any]]:
     return blocks or [{"type": "text", "text": "(empty message)"}]
 
 
+CONTINUING: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": "(continuing)"}]}
+
+
+def _turn_message(turn: Turn) -> dict[str, Any] | None:
+    if isinstance(turn, UserTurn):
+        return {"role": "user", "content": _user_blocks(turn)}
+    blocks = _assistant_blocks(turn)
+    return {"role": "assistant", "content": blocks} if blocks else None
+
+
 def messages_wire(request: ModelRequest, cache_turns: int = 2) -> list[dict[str, Any]]:
     """History as Messages API messages, roles alternating, starting with the user."""
     out: list[dict[str, Any]] = []
     for turn in turns(request.messages):
-        if isinstance(turn, UserTurn):
-            out.append({"role": "user", "content": _user_blocks(turn)})
-        else:
-            blocks = _assistant_blocks(turn)
-            if blocks:
-                out.append({"role": "assistant", "content": blocks})
+        msg = _turn_message(turn)
+        if msg is not None:
+            out.append(msg)
     if not out or out[0]["role"] != "user":
         out.insert(0, {"role": "user", "content": [{"type": "text", "text": "(continuing)"}]})
     marked = 0
@@ -104,6 +119,100 @@ def messages_wire(request: ModelRequest, cache_turns: int = 2) -> list[dict[str,
             msg["content"][-1] = {**msg["content"][-1], "cache_control": EPHEMERAL}
             marked += 1
     return out
+
+
+_MARK = b',"cache_control":{"type":"ephemeral"}}]}'
+
+
+def _marked(message: bytes) -> bytes:
+    """A user message's bytes with the cache breakpoint on its last block: the block is a JSON object
+    that ends the message (``...}]}``), and the mark is its last key."""
+    return message[:-3] + _MARK
+
+
+class _Wire:
+    """One history's encoded messages (see ``wirecache``). Breakpoints move every round, so the
+    last two closed user messages are kept apart (``recent``), unmarked; what comes before them is
+    never marked again and is joined into ``frozen``."""
+
+    __slots__ = ("flags", "frozen", "recent", "started", "tail", "tail_key", "turns")
+
+    def __init__(self) -> None:
+        self.turns = TurnStream()
+        self.frozen = bytearray()
+        self.recent: list[tuple[bytes, bool]] = []  # (unmarked message, is a user message)
+        self.started = False  # a message was written ("(continuing)" goes first if it was not a user's)
+        self.flags = 0  # of every closed piece
+        self.tail_key: tuple[UserTurn, int, int] | None = None
+        self.tail: tuple[bytes, int] = (b"", 0)
+
+    def reset(self) -> None:
+        self.turns.reset()
+        self.frozen = bytearray()
+        self.recent = []
+        self.started = False
+        self.flags = 0
+        self.tail_key = None
+        self.tail = (b"", 0)
+
+    def _user(self, turn: UserTurn) -> tuple[bytes, int]:
+        key = self.tail_key
+        if key is not None and key[0] is turn and key[1] == len(turn.results) and key[2] == len(turn.texts):
+            return self.tail
+        return piece({"role": "user", "content": _user_blocks(turn)}, depth=2)
+
+    def _add(self, message: tuple[bytes, int], user: bool) -> None:
+        if not self.started:
+            self.started = True
+            if not user:
+                self.recent.append((encode(CONTINUING, depth=2), True))
+        self.flags |= message[1]
+        recent = self.recent
+        recent.append((message[0], user))
+        users = [i for i, (_, u) in enumerate(recent) if u]
+        if len(users) > 2:
+            cut = users[-2]
+            for data, _ in recent[:cut]:
+                if self.frozen:
+                    self.frozen += b","
+                self.frozen += data
+            del recent[:cut]
+
+    def messages(self, items: Sequence[Item], cache_turns: int) -> tuple[list[bytes], int]:
+        """The pieces of the messages array (joined with commas), and their flags."""
+        closed = self.turns.advance(items)
+        if closed is None:
+            self.reset()
+            closed = self.turns.advance(items)
+            assert closed is not None
+        for turn in closed:
+            if isinstance(turn, UserTurn):
+                self._add(self._user(turn), True)
+            else:
+                msg = _turn_message(turn)
+                if msg is not None:
+                    self._add(piece(msg, depth=2), False)
+        tail = self.turns.tail()
+        trailing = list(self.recent)
+        flags = self.flags
+        if tail is not None:
+            self.tail = self._user(tail)
+            self.tail_key = (tail, len(tail.results), len(tail.texts))
+            trailing.append((self.tail[0], True))
+            flags |= self.tail[1]
+        if not self.started and not trailing:
+            trailing.append((encode(CONTINUING, depth=2), True))
+        marked = 0
+        out: list[bytes] = []
+        for data, user in reversed(trailing):
+            if user and marked < cache_turns:
+                data = _marked(data)
+                marked += 1
+            out.append(data)
+        out.reverse()
+        if self.frozen:
+            out.insert(0, bytes(self.frozen))
+        return out, flags
 
 
 class AnthropicParser:
@@ -253,6 +362,9 @@ class AnthropicModel(HTTPModel):
                  thinking_budget: int | None = None, **kwargs: Any) -> None:
         super().__init__(model, api_key=api_key, base_url=base_url, **kwargs)
         self.thinking_budget = thinking_budget
+        self._wire = Slots(_Wire)
+        self._tools = SameList()
+        self._system: tuple[str, bytes] = ("", b"")
 
     def url(self) -> str:
         base = self.base_url
@@ -264,22 +376,55 @@ class AnthropicModel(HTTPModel):
             h["x-api-key"] = self.api_key
         return h
 
-    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+    def _head(self, request: ModelRequest) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The body's keys before the tools, and those between the system prompt and the messages."""
         max_tokens = request.max_output_tokens or self.max_output_tokens or self.info.max_output_tokens
-        body: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "stream": True}
+        head: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "stream": True}
+        rest: dict[str, Any] = {}
+        if request.tools:
+            rest["tool_choice"] = tool_choice_wire(request.tool_choice)
+        forced = request.tool_choice == "required" or isinstance(request.tool_choice, ForceTool)
+        if self.thinking_budget and not forced:
+            rest["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
+            head["max_tokens"] = max(max_tokens, self.thinking_budget + 1024)
+        return head, rest
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The request body as a value (the reference for ``encode_body``'s bytes)."""
+        head, rest = self._head(request)
+        body = dict(head)
         tools = tools_wire(tuple(request.tools))
         if tools:
             body["tools"] = tools
         if request.system:
-            body["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
-        if tools:
-            body["tool_choice"] = tool_choice_wire(request.tool_choice)
-        forced = request.tool_choice == "required" or isinstance(request.tool_choice, ForceTool)
-        if self.thinking_budget and not forced:
-            body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
-            body["max_tokens"] = max(max_tokens, self.thinking_budget + 1024)
+            body["system"] = system_wire(request.system)
+        body.update(rest)
         body["messages"] = messages_wire(request)
         return body
+
+    def encode_body(self, request: ModelRequest) -> bytes:
+        """``encode(build_body(request))``, built from cached pieces: the tools and the system
+        prompt are encoded once, each history turn once (``wirecache``)."""
+        head, rest = self._head(request)
+        parts = [encode(head)[:-1]]
+        flags = 0
+        if request.tools:
+            tools = self._tools.get(request.tools)
+            if tools is None:
+                tools = self._tools.put(request.tools, piece(tools_wire(tuple(request.tools)), depth=1))
+            flags = self._tools.flags
+            parts += [b",", _TOOLS, tools]
+        if request.system:
+            if self._system[0] != request.system:
+                self._system = (request.system, encode(system_wire(request.system), depth=1))
+            parts += [b",", _SYSTEM, self._system[1]]
+        if rest:
+            parts += [b",", encode(rest)[1:-1]]
+        messages, more = self._wire.get(request.messages).messages(request.messages, 2)
+        if (flags | more) & MIXED == MIXED:  # pieces that only join right when encoded whole
+            return encode(self.build_body(request))
+        parts += [b",", _MESSAGES, b"[", b",".join(messages), b"]}"]
+        return b"".join(parts)
 
     def new_parser(self) -> AnthropicParser:
         return AnthropicParser()

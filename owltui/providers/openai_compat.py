@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
-from owltui.agent.messages import AssistantMessage, StopReason, Usage
+from owltui.agent.messages import AssistantMessage, Item, StopReason, Usage
 from owltui.agent.model import (
     ForceTool,
     ModelRequest,
@@ -29,9 +30,11 @@ from owltui.agent.model import (
 from .base import HTTPModel
 from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
-from .history import UserTurn, turns
+from .history import Turn, UserTurn, turns
 from .table import PROVIDERS
-from .wirejson import loose
+from .wirecache import MIXED, SameList, Slots, TurnStream
+from .wirecache import key as wire_key
+from .wirejson import encode, loose, piece
 
 DEFAULT_BASE_URL = PROVIDERS["openai"].default_base_url or ""
 STOP_REASONS: dict[str, StopReason] = {
@@ -41,6 +44,7 @@ STOP_REASONS: dict[str, StopReason] = {
 }
 _RETRYABLE_CODES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _NONE: list[StreamEvent] = []
+_TOOLS, _CHOICE, _MESSAGES = wire_key("tools"), wire_key("tool_choice"), wire_key("messages")
 
 
 def tool_choice_wire(choice: ToolChoice) -> str | dict[str, Any]:
@@ -68,24 +72,98 @@ def _assistant(msg: AssistantMessage) -> dict[str, Any]:
     return out
 
 
+def user_turn_wire(turn: UserTurn) -> list[dict[str, Any]]:
+    """A user turn: its tool results as ``tool`` messages, then its texts as one user message."""
+    out: list[dict[str, Any]] = []
+    for res in turn.results:
+        content = res.content or "(no output)"
+        if res.is_error and not content.lower().startswith("error"):
+            content = "Error: " + content
+        out.append({"role": "tool", "tool_call_id": res.call_id, "content": content})
+    texts = [t for t in turn.texts if t]
+    if texts:
+        out.append({"role": "user", "content": "\n\n".join(texts)})
+    return out
+
+
+def system_wire(system: str) -> dict[str, Any]:
+    return {"role": "system", "content": system}
+
+
 def messages_wire(request: ModelRequest) -> list[dict[str, Any]]:
     """System prompt, then the history: tool results as ``tool`` messages right after their call."""
     out: list[dict[str, Any]] = []
     if request.system:
-        out.append({"role": "system", "content": request.system})
+        out.append(system_wire(request.system))
     for turn in turns(request.messages):
         if isinstance(turn, UserTurn):
-            for res in turn.results:
-                content = res.content or "(no output)"
-                if res.is_error and not content.lower().startswith("error"):
-                    content = "Error: " + content
-                out.append({"role": "tool", "tool_call_id": res.call_id, "content": content})
-            texts = [t for t in turn.texts if t]
-            if texts:
-                out.append({"role": "user", "content": "\n\n".join(texts)})
+            out.extend(user_turn_wire(turn))
         else:
             out.append(_assistant(turn))
     return out
+
+
+def _turn_bytes(turn: Turn) -> tuple[bytes, int]:
+    """A turn's messages as the body holds them (depth 2: body, messages, message), and their flags."""
+    if isinstance(turn, UserTurn):
+        pieces = [piece(m, depth=2) for m in user_turn_wire(turn)]
+        flags = 0
+        for _, f in pieces:
+            flags |= f
+        return b",".join(p for p, _ in pieces), flags
+    return piece(_assistant(turn), depth=2)
+
+
+class _Wire:
+    """One history's encoded messages (see ``wirecache``): the closed turns' bytes, joined."""
+
+    __slots__ = ("closed", "flags", "tail", "tail_key", "turns")
+
+    def __init__(self) -> None:
+        self.turns = TurnStream()
+        self.closed = bytearray()
+        self.flags = 0  # of every closed piece
+        self.tail_key: tuple[UserTurn, int, int] | None = None
+        self.tail: tuple[bytes, int] = (b"", 0)
+
+    def reset(self) -> None:
+        self.turns.reset()
+        self.closed = bytearray()
+        self.flags = 0
+        self.tail_key = None
+        self.tail = (b"", 0)
+
+    def _user(self, turn: UserTurn) -> tuple[bytes, int]:
+        key = self.tail_key
+        if key is not None and key[0] is turn and key[1] == len(turn.results) and key[2] == len(turn.texts):
+            return self.tail
+        return _turn_bytes(turn)
+
+    def messages(self, items: Sequence[Item]) -> tuple[list[bytes], int]:
+        """The pieces of the messages array after the system prompt (joined with commas), and
+        their flags."""
+        closed = self.turns.advance(items)
+        if closed is None:
+            self.reset()
+            closed = self.turns.advance(items)
+            assert closed is not None
+        for turn in closed:
+            data, flags = self._user(turn) if isinstance(turn, UserTurn) else _turn_bytes(turn)
+            self.flags |= flags
+            if data:
+                if self.closed:
+                    self.closed += b","
+                self.closed += data
+        tail = self.turns.tail()
+        out = [bytes(self.closed)] if self.closed else []
+        flags = self.flags
+        if tail is not None:
+            self.tail = self._user(tail)
+            self.tail_key = (tail, len(tail.results), len(tail.texts))
+            if self.tail[0]:
+                out.append(self.tail[0])
+            flags |= self.tail[1]
+        return out, flags
 
 
 class _Call:
@@ -287,6 +365,9 @@ class OpenAICompatModel(HTTPModel):
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str = DEFAULT_BASE_URL,
                  **kwargs: Any) -> None:
         super().__init__(model, api_key=api_key, base_url=base_url, **kwargs)
+        self._wire = Slots(_Wire)
+        self._tools = SameList()
+        self._system: tuple[str, bytes] = ("", b"")
 
     def url(self) -> str:
         return self.base_url + "/chat/completions"
@@ -294,19 +375,48 @@ class OpenAICompatModel(HTTPModel):
     def headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+    def _head(self, request: ModelRequest) -> dict[str, Any]:
+        """The body's keys before the tools."""
         body: dict[str, Any] = {"model": self.model, "stream": True,
                                 "stream_options": {"include_usage": True}}
         limit = request.max_output_tokens or self.max_output_tokens
         if limit:
             key = "max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"
             body[key] = limit
+        return body
+
+    def build_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The request body as a value (the reference for ``encode_body``'s bytes)."""
+        body = self._head(request)
         tools = tools_wire(tuple(request.tools))
         if tools:
             body["tools"] = tools
             body["tool_choice"] = tool_choice_wire(request.tool_choice)
         body["messages"] = messages_wire(request)
         return body
+
+    def encode_body(self, request: ModelRequest) -> bytes:
+        """``encode(build_body(request))``, built from cached pieces: the tools and the system
+        prompt are encoded once, each history turn once (``wirecache``)."""
+        parts = [encode(self._head(request))[:-1]]
+        flags = 0
+        if request.tools:
+            tools = self._tools.get(request.tools)
+            if tools is None:
+                tools = self._tools.put(request.tools, piece(tools_wire(tuple(request.tools)), depth=1))
+            flags = self._tools.flags
+            choice = encode(tool_choice_wire(request.tool_choice), depth=1)
+            parts += [b",", _TOOLS, tools, b",", _CHOICE, choice]
+        parts += [b",", _MESSAGES, b"["]
+        messages, more = self._wire.get(request.messages).messages(request.messages)
+        if (flags | more) & MIXED == MIXED:  # pieces that only join right when encoded whole
+            return encode(self.build_body(request))
+        if request.system:
+            if self._system[0] != request.system:
+                self._system = (request.system, encode(system_wire(request.system), depth=2))
+            messages.insert(0, self._system[1])
+        parts += [b",".join(messages), b"]}"]
+        return b"".join(parts)
 
     def new_parser(self) -> OpenAIParser:
         return OpenAIParser()

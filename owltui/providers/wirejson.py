@@ -47,20 +47,60 @@ def _fix_escape(m: re.Match[str]) -> str:
     return _ESCAPES.get(ch) or f"\\u{ord(ch):04x}"
 
 
-def dumps(obj: Any, *, surrogates: Surrogates = "replace") -> str:
-    """One line of JSON for ``obj`` (compact separators, non-ASCII kept); never raises."""
+def dumps(obj: Any, *, surrogates: Surrogates = "replace", depth: int = 0) -> str:
+    """One line of JSON for ``obj`` (compact separators, non-ASCII kept); never raises.
+
+    ``depth``: how deep ``obj`` sits inside the value being written, when a caller writes a value
+    piece by piece (the request bodies' wire cache): the careful walk then cuts nesting exactly
+    where it would have cut it in the whole value, so the pieces join to the same bytes."""
     try:
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (ValueError, TypeError, RecursionError, OverflowError):
-        text = _careful(obj)
+        text = _careful(obj, depth)
     if not text.isascii() and _SPECIAL.search(text) is not None:
         text = _SPECIAL.sub(_fix_replace if surrogates == "replace" else _fix_escape, text)
     return text
 
 
-def encode(obj: Any, *, surrogates: Surrogates = "replace") -> bytes:
+def encode(obj: Any, *, surrogates: Surrogates = "replace", depth: int = 0) -> bytes:
     """``dumps`` as UTF-8 bytes, without the newline."""
-    return dumps(obj, surrogates=surrogates).encode("utf-8")
+    return dumps(obj, surrogates=surrogates, depth=depth).encode("utf-8")
+
+
+CAREFUL = 1
+"""``piece`` flag: the value needed the careful walk (``json.dumps`` refused it)."""
+DEEP = 2
+"""``piece`` flag: the value nests deeper than the careful walk would keep at its depth."""
+
+
+def piece(obj: Any, *, depth: int) -> tuple[bytes, int]:
+    """``encode(obj, depth=depth)`` for a piece of a larger value, with flags (``CAREFUL``, ``DEEP``).
+
+    Encoding a value whole takes the careful walk for all of it when any part needs it, and that
+    walk also cuts nesting deeper than ``MAX_DEPTH``; pieces encoded one by one are the same bytes
+    except when one piece is ``CAREFUL`` and another ``DEEP`` (the caller then encodes it whole)."""
+    try:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (ValueError, TypeError, RecursionError, OverflowError):
+        text, flags = _careful(obj, depth), CAREFUL
+    else:
+        room = MAX_DEPTH - depth
+        # nesting needs brackets: counting them is cheap, the walk runs only when there are many
+        deep = text.count("[") + text.count("{") >= room and _deeper(obj, room)
+        flags = DEEP if deep else 0
+    if not text.isascii() and _SPECIAL.search(text) is not None:
+        text = _SPECIAL.sub(_fix_replace, text)
+    return text.encode("utf-8"), flags
+
+
+def _deeper(obj: Any, room: int) -> bool:
+    """Whether ``clean(obj, MAX_DEPTH - room)`` would cut a container: one nested ``room`` deep."""
+    if isinstance(obj, dict | list | tuple):
+        if room <= 0:
+            return True
+        values = obj.values() if isinstance(obj, dict) else obj
+        return any(_deeper(v, room - 1) for v in values)
+    return False
 
 
 def loose(obj: Any, *, ensure_ascii: bool = False) -> str:
@@ -84,9 +124,9 @@ def text_safe(text: str) -> str:
 
 
 
-def _careful(obj: Any) -> str:
+def _careful(obj: Any, depth: int = 0) -> str:
     try:
-        return json.dumps(clean(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return json.dumps(clean(obj, depth), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except Exception as exc:  # a bug in clean(): still one valid line
         return json.dumps({"type": "error", "error": f"unencodable value ({type(exc).__name__})"})
 
