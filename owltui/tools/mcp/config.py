@@ -1,0 +1,380 @@
+"""Which MCP servers a session starts: ``.mcp.json`` files, ``[mcp.servers.NAME]`` tables, approvals.
+
+The format is the ecosystem's (Claude Code, Cursor, ...)::
+
+    {"mcpServers": {
+        "time":   {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+        "issues": {"type": "http", "url": "https://mcp.example.com/mcp",
+                   "headers": {"Authorization": "Bearer ${ISSUES_TOKEN}"}}}}
+
+``${VAR}`` and ``${VAR:-default}`` are expanded from the environment in ``command``, ``args``,
+``env``, ``url`` and ``headers``; an unset variable without a default is a notice naming it (and
+the server) and expands to nothing. Optional per-server keys: ``cwd`` (relative to the workspace),
+``timeout`` (seconds to connect and list tools), ``tool_timeout`` (seconds per call), ``disabled``.
+
+Sources, later ones overriding earlier ones by server name: the user config's ``[mcp.servers]``,
+the workspace's ``.mcp.json`` and ``--mcp-config FILE``. A workspace's ``.mcp.json`` is used only
+once the user approved it (``McpApprovals``: workspace path -> SHA-256 of the file; a changed file
+needs a new approval), because a cloned repository must not start programs on its own. Print mode
+cannot ask: it needs ``--mcp-config FILE`` (naming a file is approving it) or an earlier approval.
+
+Nothing here imports the MCP SDK (it costs about a second): this runs on the start-up path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .names import server_key
+
+PROJECT_FILE = ".mcp.json"
+DEFAULT_STARTUP_TIMEOUT = 15.0
+# what a stdio server inherits of OwlTUI's environment (the SDK's list plus locale, time zone,
+# temp dir); everything else, API keys above all, only if its entry names it in "env"
+INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE",
+                 "TZ", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR")
+_KNOWN_KEYS = frozenset({"type", "command", "args", "env", "cwd", "url", "headers", "timeout",
+                         "tool_timeout", "disabled", "enabled", "description"})
+_HTTP_TYPES = frozenset({"http", "streamable-http", "streamable_http", "streamableHttp"})
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class McpConfigError(Exception):
+    """A file named on the command line that cannot be used: one sentence naming it."""
+
+
+class McpSettings(BaseModel):
+    """The user config's ``[mcp]`` table (``Config.mcp``)::
+
+        [mcp]
+        trust_read_only_hints = false   # true: tools the server marks readOnlyHint run without asking
+        startup_timeout = 15            # seconds each server has to start and list its tools
+        [mcp.servers.time]
+        command = "uvx"
+        args = ["mcp-server-time"]
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    trust_read_only_hints: bool = False
+    startup_timeout: float = Field(default=DEFAULT_STARTUP_TIMEOUT, gt=0)
+
+
+@dataclass
+class ServerSpec:
+    """One server, expanded and checked. ``key`` is its name as it appears in tool names."""
+
+    name: str
+    key: str
+    origin: str  # "user config", or the file it came from
+    transport: Literal["stdio", "http"]
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # only the entry's own variables
+    cwd: Path | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    startup_timeout: float | None = None  # None: the source's default
+    tool_timeout: float | None = None
+    shown: str = ""  # command and args, or the URL, as written (before ${VAR} expansion: no secrets)
+
+    def describe(self) -> str:
+        return self.shown or (" ".join([self.command, *self.args]) if self.transport == "stdio" else self.url)
+
+    def process_env(self, base: Mapping[str, str]) -> dict[str, str]:
+        """The stdio server's environment: the inherited few from ``base``, then its own ``env``."""
+        env = {k: base[k] for k in INHERITED_ENV if k in base and not base[k].startswith("()")}
+        env.update(self.env)
+        return env
+
+
+# ---- expansion -----------------------------------------------------------------------------------
+def expand(text: str, env: Mapping[str, str], missing: list[str]) -> str:
+    """``${VAR}`` and ``${VAR:-default}`` from ``env``; names of unset variables go to ``missing``."""
+
+    def sub(m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        value = env.get(name)
+        if value is None or (value == "" and default is not None):
+            if default is not None:
+                return default
+            missing.append(name)
+            return ""
+        return value
+
+    return _VAR.sub(sub, text)
+
+
+# ---- parsing ---------------------------------------------------------------------------------------
+def _strings(value: Any, what: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str | int | float) for v in value):
+        raise ValueError(f"{what} must be a list of strings")
+    return [str(v) for v in value]
+
+
+def _table(value: Any, what: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str | int | float) for v in value.values()):
+        raise ValueError(f"{what} must be an object of strings")
+    return {str(k): (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in value.items()}
+
+
+def _seconds(value: Any, what: str) -> float | None:
+    if value is None:
+        return None
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{what} must be a positive number of seconds")
+    return float(value)
+
+
+def parse_server(name: str, raw: Any, origin: str, workspace: Path, env: Mapping[str, str],
+                 notices: list[str]) -> ServerSpec | None:
+    """One entry of ``mcpServers``; None (with a notice) when it cannot be used or is disabled."""
+    label = f"MCP server '{name}' ({origin})"
+    if not isinstance(raw, dict):
+        notices.append(f"{label} is not used: its entry must be an object")
+        return None
+    if raw.get("disabled") is True or raw.get("enabled") is False:
+        return None
+    unknown = sorted(set(raw) - _KNOWN_KEYS)
+    if unknown:
+        notices.append(f"{label}: ignoring unknown key(s) {', '.join(unknown)}")
+    kind = raw.get("type")
+    if kind is None:
+        kind = "http" if "url" in raw and "command" not in raw else "stdio"
+    missing: list[str] = []
+    try:
+        timeout = _seconds(raw.get("timeout"), "timeout")
+        tool_timeout = _seconds(raw.get("tool_timeout"), "tool_timeout")
+        if kind == "stdio":
+            command = raw.get("command")
+            if not isinstance(command, str) or not command.strip():
+                raise ValueError('a stdio server needs "command"')
+            cwd_raw = raw.get("cwd")
+            if cwd_raw is not None and not isinstance(cwd_raw, str):
+                raise ValueError("cwd must be a string")
+            spec = ServerSpec(
+                name=name, key=server_key(name), origin=origin, transport="stdio",
+                command=expand(command, env, missing),
+                args=[expand(a, env, missing) for a in _strings(raw.get("args", []), "args")],
+                env={k: expand(v, env, missing) for k, v in _table(raw.get("env", {}), "env").items()},
+                cwd=(workspace / os.path.expanduser(cwd_raw)) if cwd_raw else None,
+                startup_timeout=timeout, tool_timeout=tool_timeout,
+                shown=" ".join([command, *_strings(raw.get("args", []), "args")]))
+        elif kind in _HTTP_TYPES:
+            url = raw.get("url")
+            if not isinstance(url, str) or not url.strip():
+                raise ValueError('an http server needs "url"')
+            shown = url
+            url = expand(url, env, missing)
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"url must start with http:// or https:// (got {url[:40]!r})")
+            spec = ServerSpec(
+                name=name, key=server_key(name), origin=origin, transport="http", url=url,
+                headers={k: expand(v, env, missing)
+                         for k, v in _table(raw.get("headers", {}), "headers").items()},
+                startup_timeout=timeout, tool_timeout=tool_timeout, shown=shown)
+        elif kind == "sse":
+            raise ValueError('type "sse" (the deprecated HTTP+SSE transport) is not supported: use the '
+                             'server\'s Streamable HTTP endpoint with "type": "http"')
+        else:
+            raise ValueError(f'unknown type {kind!r} (use "stdio" or "http")')
+    except ValueError as exc:
+        notices.append(f"{label} is not used: {exc}")
+        return None
+    for var in dict.fromkeys(missing):
+        notices.append(f"{label}: the environment variable {var} is not set; ${{{var}}} expands to nothing")
+    return spec
+
+
+def parse_servers(data: Any, origin: str, workspace: Path, env: Mapping[str, str],
+                  notices: list[str]) -> list[ServerSpec]:
+    """The servers of a parsed ``.mcp.json`` document (``{"mcpServers": {...}}``)."""
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
+        raise ValueError('expected an object with "mcpServers": {NAME: {...}}')
+    servers = data.get("mcpServers", {})
+    found = [parse_server(str(name), raw, origin, workspace, env, notices) for name, raw in servers.items()]
+    return [s for s in found if s is not None]
+
+
+def read_file(path: Path) -> tuple[bytes, Any]:
+    """The file's bytes and parsed JSON; raises ValueError with the reason."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read it ({exc.strerror or exc})") from None
+    try:
+        return raw, json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"it is not valid JSON ({exc})") from None
+
+
+def digest(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+# ---- approvals -----------------------------------------------------------------------------------
+class McpApprovals:
+    """Which workspace ``.mcp.json`` files the user approved (or declined), by content hash.
+
+    A JSON file ``{"workspaces": {"/abs/path": {"sha256": ..., "approved": bool, "at": epoch}}}``,
+    normally ``<data dir>/mcp-approvals.json``; rewritten atomically. A file that cannot be read
+    counts as empty (nothing approved)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        spaces = data.get("workspaces") if isinstance(data, dict) else None
+        return spaces if isinstance(spaces, dict) else {}
+
+    def decision(self, workspace: Path, sha256: str) -> bool | None:
+        """True/False when the user decided on exactly this content of the workspace's file."""
+        entry = self._load().get(str(workspace.resolve()))
+        if isinstance(entry, dict) and entry.get("sha256") == sha256 \
+                and isinstance(entry.get("approved"), bool):
+            return bool(entry["approved"])
+        return None
+
+    def record(self, workspace: Path, sha256: str, approved: bool) -> None:
+        """Remember the decision (raises OSError when the file cannot be written)."""
+        spaces = self._load()
+        spaces[str(workspace.resolve())] = {"sha256": sha256, "approved": approved, "at": int(time.time())}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".mcp-approvals-", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"workspaces": spaces}, fh, indent=1, sort_keys=True)
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+@dataclass
+class ProjectFile:
+    """The workspace's ``.mcp.json`` as the approval question shows it."""
+
+    path: Path
+    sha256: str
+    servers: list[str]  # names, as written
+    decision: bool | None  # None: never decided on this content
+    error: str | None = None  # why it cannot be used (not JSON, wrong shape)
+
+    def question(self) -> str:
+        listed = "\n".join(f"  {name}" for name in self.servers)
+        return (f"{self.path} defines MCP servers that OwlTUI would start as programs or connect to:\n"
+                f"{listed}\nUse them in this workspace? (asked again if the file changes)")
+
+
+def project_file(workspace: Path, approvals: McpApprovals | None) -> ProjectFile | None:
+    """The workspace's ``.mcp.json`` and what the user decided about it; None when there is none."""
+    path = workspace / PROJECT_FILE
+    if not path.is_file():
+        return None
+    try:
+        raw, data = read_file(path)
+    except ValueError as exc:
+        return ProjectFile(path, "", [], None, str(exc))
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        return ProjectFile(path, digest(raw), [], None, 'expected an object with "mcpServers"')
+    sha = digest(raw)
+    decided = approvals.decision(workspace, sha) if approvals is not None else None
+    return ProjectFile(path, sha, [str(n) for n in servers], decided)
+
+
+def approve_project(workspace: Path, approvals: McpApprovals, approved: bool = True) -> ProjectFile | None:
+    """Record the user's answer for the workspace's current ``.mcp.json`` (the ``/mcp approve`` and
+    ``/mcp decline`` commands, or the start-up question). Returns the file as decided."""
+    found = project_file(workspace, approvals)
+    if found is None or found.error is not None:
+        return found
+    approvals.record(workspace, found.sha256, approved)
+    found.decision = approved
+    return found
+
+
+# ---- everything together -------------------------------------------------------------------------
+def _merge(into: dict[str, ServerSpec], found: Iterable[ServerSpec], notices: list[str]) -> None:
+    for spec in found:
+        old = into.get(spec.name)
+        if old is not None:
+            notices.append(f"MCP server '{spec.name}' from {spec.origin} replaces the one from {old.origin}")
+        into[spec.name] = spec
+
+
+def load_mcp_servers(workspace: Path, user_servers: Mapping[str, Any] | None, explicit_file: Path | None,
+                     approved_store: McpApprovals | None, env: Mapping[str, str] | None = None,
+                     ) -> tuple[list[ServerSpec], list[str]]:
+    """The servers to start and the notices to show (one line each).
+
+    ``user_servers``: the user config's ``[mcp.servers]`` tables. ``explicit_file``: ``--mcp-config``
+    (raises ``McpConfigError`` when it is missing or not valid). The workspace's ``.mcp.json`` is
+    used when ``explicit_file`` is that file or ``approved_store`` holds an approval of its current
+    content; otherwise a notice says how to approve it. Servers whose names clash once made fit for
+    tool names are notices too; the result is sorted by key."""
+    env = dict(os.environ if env is None else env)
+    workspace = workspace.resolve()
+    notices: list[str] = []
+    chosen: dict[str, ServerSpec] = {}
+    user = [parse_server(str(name), raw, "user config", workspace, env, notices)
+            for name, raw in (user_servers or {}).items()]
+    _merge(chosen, [s for s in user if s is not None], notices)
+
+    explicit = explicit_file.expanduser().resolve() if explicit_file is not None else None
+    project = project_file(workspace, approved_store)
+    if project is not None and project.path.resolve() != explicit:
+        label = f"{project.path.name} in {workspace}"
+        if project.error is not None:
+            notices.append(f"{label} is not used: {project.error}")
+        elif project.decision is True:
+            _, data = read_file(project.path)
+            _merge(chosen, parse_servers(data, str(project.path), workspace, env, notices), notices)
+        elif project.decision is False and project.servers:
+            notices.append(f"{label} is not used: you declined its MCP servers "
+                           f"({', '.join(project.servers)}); /mcp approve to use them")
+        elif project.decision is None and project.servers:
+            notices.append(f"{label} defines MCP servers ({', '.join(project.servers)}) that are not "
+                           "started until you approve the file: /mcp approve in the TUI, or pass "
+                           f"--mcp-config {PROJECT_FILE}")
+    if explicit is not None:
+        try:
+            _, data = read_file(explicit)
+            found = parse_servers(data, str(explicit), workspace, env, notices)
+        except ValueError as exc:
+            raise McpConfigError(f"--mcp-config {explicit_file}: {exc}") from None
+        _merge(chosen, found, notices)
+
+    by_key: dict[str, ServerSpec] = {}
+    for spec in chosen.values():
+        other = by_key.get(spec.key)
+        if other is not None:
+            notices.append(f"MCP server '{spec.name}' is not used: its tool names would clash with "
+                           f"'{other.name}' (both become mcp__{spec.key}__...)")
+            continue
+        by_key[spec.key] = spec
+    return [by_key[k] for k in sorted(by_key)], notices
+
+
+def server_names(servers: Sequence[ServerSpec]) -> list[str]:
+    return [s.name for s in servers]

@@ -1,0 +1,100 @@
+"""The MCP client as the runtime, the commands and the permission rules use it: each wiring is a line
+or two (see ``owltui.tools.mcp`` for the pieces).
+
+- runtime: ``mcp = mcp_source(workspace, config.mcp, options.mcp_config, env, warn, data_dir(env))``,
+  added to the sources; before the session's first model request, ``await mcp.wait_ready()`` and the
+  tool list taken again (``collect_tools``) — the list is then fixed for the session.
+- ``/mcp``: ``describe(mcp)``; ``/mcp approve`` / ``/mcp decline``: ``decide(mcp, True|False)``;
+  RPC ``mcp_status``: ``{"servers": status(mcp)}``; the start-up question: ``question(mcp)``.
+- permissions: ``rule_verdict(name, allow["mcp"], deny["mcp"])`` and ``proposed_rule(name)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from .config import McpApprovals, McpSettings, approve_project, load_mcp_servers, parse_servers, project_file
+from .config import read_file as read_config_file
+from .names import rule_matches
+from .source import McpSource
+
+APPROVALS_FILE = "mcp-approvals.json"
+
+
+def approvals_in(data_dir: Path) -> McpApprovals:
+    """The approval store under OwlTUI's data directory."""
+    return McpApprovals(data_dir / APPROVALS_FILE)
+
+
+def mcp_source(workspace: Path, settings: McpSettings | None, explicit_file: Path | None,
+               env: Mapping[str, str], warn: Callable[[str], None], data_dir: Path) -> McpSource:
+    """The session's MCP source (possibly without servers): notices go to ``warn`` now; raises
+    ``McpConfigError`` for an unusable ``--mcp-config`` file. Starts nothing (``start`` does)."""
+    settings = settings or McpSettings()
+    approvals = approvals_in(data_dir)
+    servers, notices = load_mcp_servers(workspace, settings.servers, explicit_file, approvals, env)
+    for notice in notices:
+        warn(notice)
+    source = McpSource(servers, workspace=workspace, env=env, warn=warn,
+                       trust_read_only_hints=settings.trust_read_only_hints,
+                       startup_timeout=settings.startup_timeout)
+    source.approvals = approvals
+    return source
+
+
+def question(source: McpSource) -> str | None:
+    """The approval question for the workspace's ``.mcp.json`` when the user never decided on its
+    current content (the TUI asks it once at start-up; yes -> ``decide(source, True)``)."""
+    found = project_file(source.workspace, source.approvals)
+    if found is None or found.error is not None or found.decision is not None or not found.servers:
+        return None
+    return found.question()
+
+
+def decide(source: McpSource, approved: bool) -> str:
+    """``/mcp approve`` and ``/mcp decline``: remember the answer for the workspace's ``.mcp.json``
+    and, when approved before the tool list was fixed, start its servers in this session."""
+    approvals = source.approvals
+    if approvals is None:
+        return "MCP approvals are not available here."
+    found = approve_project(source.workspace, approvals, approved)
+    if found is None:
+        return f"There is no .mcp.json in {source.workspace}."
+    if found.error is not None:
+        return f"{found.path} cannot be used: {found.error}"
+    if not approved:
+        return f"The MCP servers of {found.path} will not be started in this workspace."
+    notices: list[str] = []
+    _, data = read_config_file(found.path)
+    servers = parse_servers(data, str(found.path), source.workspace.resolve(), source.env, notices)
+    for notice in notices:
+        source.warn(notice)
+    names = ", ".join(s.name for s in servers) or "none"
+    if source.add_servers(servers):
+        return f"Approved {found.path}: starting its MCP servers ({names})."
+    return (f"Approved {found.path}: its MCP servers ({names}) start with the next session (this "
+            "session's tool list is already fixed).")
+
+
+def status(source: McpSource | None) -> list[dict[str, Any]]:
+    """The ``mcp_status`` RPC answer's ``servers``."""
+    return source.status() if source is not None else []
+
+
+def describe(source: McpSource | None) -> str:
+    """``/mcp``: servers, state, tools."""
+    if source is None:
+        return "No MCP servers are configured (.mcp.json, [mcp.servers.NAME] or --mcp-config FILE)."
+    return source.describe()
+
+
+def rule_verdict(name: str, allow: Iterable[str], deny: Iterable[str]) -> Literal["allow", "deny"] | None:
+    """``[allow] mcp`` / ``[deny] mcp`` rules for the MCP tool ``name`` (deny wins); None: no rule
+    matches (the call asks, unless the mode or a trusted read-only hint lets it run)."""
+    if rule_matches(deny, name):
+        return "deny"
+    if rule_matches(allow, name):
+        return "allow"
+    return None
