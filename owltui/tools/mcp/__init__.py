@@ -21,9 +21,9 @@ from .config import (
     load_mcp_servers,
     project_file,
 )
-from .names import proposed_rule, rule_matches, rule_subject, split_tool_name, tool_name
+from .names import proposed_rule, rule_matches, rule_subject, rule_verdict, split_tool_name, tool_name
 from .source import McpSource, McpTool
-from .wiring import decide, describe, mcp_source, question, rule_verdict, status
+from .wiring import decide, describe, mcp_source, question, status
 
 __all__ = [
     "McpApprovals",

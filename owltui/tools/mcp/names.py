@@ -12,6 +12,7 @@ import fnmatch
 import hashlib
 import re
 from collections.abc import Iterable
+from typing import Literal
 
 PREFIX = "mcp__"
 MAX_NAME = 64
@@ -73,3 +74,13 @@ def proposed_rule(name: str) -> str | None:
     """The rule an "always" answer saves for this call: ``SERVER/TOOL`` (globs escaped)."""
     subject = rule_subject(name)
     return None if subject is None else re.sub(r"([*?\[])", r"[\1]", subject)
+
+
+def rule_verdict(name: str, allow: Iterable[str], deny: Iterable[str]) -> Literal["allow", "deny"] | None:
+    """``[allow] mcp`` / ``[deny] mcp`` rules for the MCP tool ``name`` (deny wins); None: no rule
+    matches (the call asks, unless the mode or a trusted read-only hint lets it run)."""
+    if rule_matches(deny, name):
+        return "deny"
+    if rule_matches(allow, name):
+        return "allow"
+    return None

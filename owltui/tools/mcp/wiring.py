@@ -6,18 +6,18 @@ or two (see ``owltui.tools.mcp`` for the pieces).
   tool list taken again (``collect_tools``) — the list is then fixed for the session.
 - ``/mcp``: ``describe(mcp)``; ``/mcp approve`` / ``/mcp decline``: ``decide(mcp, True|False)``;
   RPC ``mcp_status``: ``{"servers": status(mcp)}``; the start-up question: ``question(mcp)``.
-- permissions: ``rule_verdict(name, allow["mcp"], deny["mcp"])`` and ``proposed_rule(name)``.
+- permissions: ``names.rule_verdict(name, allow["mcp"], deny["mcp"])`` and ``names.proposed_rule``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from .config import McpApprovals, McpSettings, approve_project, load_mcp_servers, parse_servers, project_file
 from .config import read_file as read_config_file
-from .names import rule_matches
+from .names import rule_verdict as rule_verdict  # re-exported: the permission rules
 from .source import McpSource
 
 APPROVALS_FILE = "mcp-approvals.json"
@@ -88,13 +88,3 @@ def describe(source: McpSource | None) -> str:
     if source is None:
         return "No MCP servers are configured (.mcp.json, [mcp.servers.NAME] or --mcp-config FILE)."
     return source.describe()
-
-
-def rule_verdict(name: str, allow: Iterable[str], deny: Iterable[str]) -> Literal["allow", "deny"] | None:
-    """``[allow] mcp`` / ``[deny] mcp`` rules for the MCP tool ``name`` (deny wins); None: no rule
-    matches (the call asks, unless the mode or a trusted read-only hint lets it run)."""
-    if rule_matches(deny, name):
-        return "deny"
-    if rule_matches(allow, name):
-        return "allow"
-    return None
