@@ -18,7 +18,7 @@ from .cancel import CancelToken
 from .config import LoopConfig
 from .events import Emitter
 from .history import History, MemoryHistory
-from .inbox import Entry, Inbox, QueueLane
+from .inbox import Entry, Inbox, Queued, QueueLane
 from .loop import Loop
 from .messages import UserMessage
 from .pause import GATE, PauseGate
@@ -102,7 +102,7 @@ class Agent:
         self._running = False
         await self.run(text, wake=text is None)
 
-    def _on_inbox(self, action: str, lane: QueueLane, entry: Entry | None) -> None:
+    def _on_inbox(self, action: str, lane: QueueLane, item: Queued | None) -> None:
         if action == "push" and not self._running and self._tg is not None:
             self.start(None)
 
@@ -111,14 +111,17 @@ class Agent:
         """Start a run with ``text``; while one is going, returns False (use steer/follow_up)."""
         return self.start(text)
 
-    def steer(self, text: str, source: str = "user") -> None:
-        self.inbox.push("steer", text, source=source)
+    def steer(self, text: str, source: str = "user", *, immediate: bool = False) -> Queued:
+        """Queue steering, delivered after the running batch; ``immediate``: this message skips the
+        batch's calls not yet started (as config ``steering = "immediate"`` does for every one),
+        the config unchanged. Returns the queued record (its ``id`` for edit/remove/move)."""
+        return self.inbox.push("steer", text, source=source, immediate=immediate)
 
-    def follow_up(self, text: str, source: str = "user") -> None:
-        self.inbox.push("follow_up", text, source=source)
+    def follow_up(self, text: str, source: str = "user") -> Queued:
+        return self.inbox.push("follow_up", text, source=source)
 
-    def aside(self, entry: str | Entry, source: str = "system") -> None:
-        self.inbox.push("aside", entry, source=source)
+    def aside(self, entry: str | Entry, source: str = "system") -> Queued:
+        return self.inbox.push("aside", entry, source=source)
 
     def abort(self, clear_queue: bool = False) -> bool:
         """Cancel the running run (stream stops, running tools are killed). Queue kept unless asked."""

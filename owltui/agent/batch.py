@@ -5,7 +5,8 @@ argument validation, the feature's refusal checks, then permission. A refusal or
 that call's result and the batch goes on. Consecutive read-only calls run together, any other call
 alone; the pause gate is asked before each start. A result over the size limit is saved whole to
 a file and the model gets a preview with the exact call that reads the rest. With
-``steering = "immediate"``, a steering message skips the calls not yet started.
+``steering = "immediate"``, a steering message skips the calls not yet started; so does one sent
+as immediate (``Agent.steer(text, immediate=True)``) whatever the config says.
 """
 
 from __future__ import annotations
@@ -66,8 +67,9 @@ class Batch:
         results: list[ToolResult] = []
         i = 0
         while i < len(calls):
-            if self.cfg.steering == "immediate" and self.inbox.has("steer"):
-                src = getattr(self.inbox.peek("steer")[0], "source", "user")
+            urgent = self.inbox.interrupting(self.cfg.steering == "immediate") if self.inbox.by_id else None
+            if urgent is not None:
+                src = urgent.source
                 for call in calls[i:]:
                     results.append(ledger.skip(
                         call, f"Not executed: a new message from the {src} arrived before this call "

@@ -168,8 +168,8 @@ class Runtime:
         store = SessionStore.create(old.path.parent, old.cwd, self.model_label, old.redactor)
         store.attach(self.inbox)
         for lane in ("steer", "follow_up", "aside"):
-            for entry in self.inbox.peek(lane):  # still queued: the new file keeps them
-                store.track_queued(lane, entry)
+            for item in self.inbox.items(lane):  # still queued: the new file keeps them, ids too
+                store.track_queued(lane, item)
         self.store = store
         self.agent.history = store
 

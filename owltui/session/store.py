@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from owltui.agent.inbox import Entry, Inbox, QueueLane
+from owltui.agent.inbox import Entry, Inbox, Queued, QueueLane
 from owltui.agent.messages import ITEM_ADAPTER, AssistantMessage, Item, ToolResult, UserMessage
 from owltui.providers.wirejson import dumps
 from owltui.providers.wirejson import encode as encode
@@ -188,8 +188,9 @@ class SessionStore:
         self._early: dict[str, tuple[str, ToolResult]] = {}  # call id -> (entry id, result on disk)
         self._compaction: tuple[str, int] | None = None  # (summary, index of the first item kept)
         self._view: list[Item] | None = None
-        self._queued: dict[str, QueuedMessage] = {}  # undelivered, by qid
+        self._queued: dict[str, QueuedMessage] = {}  # undelivered, by qid (the inbox's id), in order
         self._live: dict[int, tuple[str, Entry]] = {}  # id(inbox entry) -> (qid, entry)
+        self._inbox: Inbox | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self.closed = False
 
@@ -291,8 +292,14 @@ class SessionStore:
                 by_id[rid] = rec
                 leaf = rid
             elif kind == "queued" and isinstance(rid, str):
-                self._queued[rid] = QueuedMessage(rid, rec.get("lane", "follow_up"), str(rec.get("text", "")),
-                                                  str(rec.get("source", "user")))
+                qid = rec["qid"] if isinstance(rec.get("qid"), str) else rid  # files before ids: the entry id
+                msg = QueuedMessage(qid, rec.get("lane", "follow_up"), str(rec.get("text", "")),
+                                    str(rec.get("source", "user")))
+                if "before" in rec:  # moved: out of its place, in before that message (or at the end)
+                    self._queued.pop(qid, None)
+                    self._queued = _placed(self._queued, msg, rec["before"])
+                else:  # queued, or edited in place
+                    self._queued[qid] = msg
             elif kind == "dequeued":
                 self._queued.pop(str(rec.get("ref", "")), None)
         chain: list[dict[str, Any]] = []
@@ -504,33 +511,67 @@ class SessionStore:
         return list(self._queued.values())
 
     def attach(self, inbox: Inbox) -> None:
-        """Record the inbox's lane messages; first put back the ones a previous process left queued."""
+        """Record the inbox's lane messages; first put back the ones a previous process left queued,
+        with their ids."""
         restore = self.undelivered()
         for q in restore:
             entry = UserMessage(text=q.text, lane=q.lane, source=q.source)
+            item = inbox.push(q.lane, entry, qid=q.qid)  # our listener is not subscribed yet
+            if item.id != q.qid:  # the id is taken in this inbox (never in practice): follow the inbox
+                del self._queued[q.qid]
+                q.qid = item.id
+                self._queued[q.qid] = q
             self._live[id(entry)] = (q.qid, entry)
-            inbox.push(q.lane, entry)  # our listener is not subscribed yet: no duplicate entry
+        self._inbox = inbox
         self._unsubscribe = inbox.subscribe(self._on_inbox)
 
-    def track_queued(self, lane: QueueLane, entry: Entry) -> None:
-        """Record a lane message that is in the inbox (pushed now, or before this store existed)."""
+    def track_queued(self, lane: QueueLane, entry: Entry | Queued) -> None:
+        """Record a lane message that is in the inbox (pushed now, or before this store existed);
+        a ``Queued`` record keeps its id."""
+        qid: str | None = None
+        if isinstance(entry, Queued):
+            qid, entry = entry.id, entry.entry
         if isinstance(entry, UserMessage) and id(entry) not in self._live:
-            qid = self._entry("queued", moves_leaf=False, lane=lane, text=entry.text, source=entry.source)
+            ids: dict[str, Any] = {"qid": qid} if qid else {}
+            eid = self._entry("queued", moves_leaf=False, **ids, lane=lane, text=entry.text,
+                              source=entry.source)
+            qid = qid or eid
             self._queued[qid] = QueuedMessage(qid, lane, entry.text, entry.source)
             self._live[id(entry)] = (qid, entry)
 
-    def _on_inbox(self, action: str, lane: QueueLane, entry: Entry | None) -> None:
-        if action == "push" and entry is not None:
-            self.track_queued(lane, entry)
-        elif action == "pop" and entry is not None:
-            live = self._live.pop(id(entry), None)
+    def _on_inbox(self, action: str, lane: QueueLane, item: Queued | None) -> None:
+        if action == "push" and item is not None:
+            self.track_queued(lane, item)
+        elif action in ("pop", "remove") and item is not None:
+            live = self._live.pop(id(item.entry), None)
             if live is not None:
                 self._dequeue(live[0], "withdrawn")
+        elif action in ("edit", "move") and item is not None and item.id in self._queued:
+            self._changed(item, moved=action == "move")
         elif action == "clear":
             for key, (qid, e) in list(self._live.items()):
                 if isinstance(e, UserMessage) and e.lane == lane and qid in self._queued:
                     del self._live[key]
                     self._dequeue(qid, "withdrawn")
+
+    def _changed(self, item: Queued, moved: bool) -> None:
+        """A queued message was edited or moved: the same id with its new text, lane and place."""
+        assert isinstance(item.entry, UserMessage)
+        for key, (qid, _) in list(self._live.items()):
+            if qid == item.id:
+                del self._live[key]
+        self._live[id(item.entry)] = (item.id, item.entry)
+        msg = QueuedMessage(item.id, item.lane, item.text, item.source)
+        if not moved:
+            self._queued[item.id] = msg
+            self._entry("queued", moves_leaf=False, qid=item.id, lane=item.lane, text=item.text,
+                        source=item.source)
+            return
+        before = self._inbox.following(item.id) if self._inbox is not None else None
+        del self._queued[item.id]
+        self._queued = _placed(self._queued, msg, before)
+        self._entry("queued", moves_leaf=False, qid=item.id, lane=item.lane, text=item.text,
+                    source=item.source, before=before)
 
     def _dequeue(self, qid: str, how: str) -> None:
         if self._queued.pop(qid, None) is not None:
@@ -553,6 +594,18 @@ class SessionStore:
             os.close(self._fd)
             self._fd = None
         self.closed = True
+
+
+def _placed(queued: dict[str, QueuedMessage], msg: QueuedMessage, before: Any) -> dict[str, QueuedMessage]:
+    """``queued`` with ``msg`` inserted before message ``before`` (at the end if it is not there)."""
+    if before not in queued:
+        return {**queued, msg.qid: msg}
+    out: dict[str, QueuedMessage] = {}
+    for qid, q in queued.items():
+        if qid == before:
+            out[msg.qid] = msg
+        out[qid] = q
+    return out
 
 
 def _notice() -> UserMessage:
