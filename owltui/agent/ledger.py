@@ -4,7 +4,9 @@ Everything the loop puts in the history goes through ``append``, so the ledger k
 still lack a result. A call gets its result from ``record`` (which also emits ``tool_end`` unless
 the running tool already did) and never a second one; ``close`` answers every call still open when a
 run is cut short. Results of a running batch wait in ``done`` so they are recorded in call order even
-when read-only tools finish out of order. Watchers (the failure breaker) hear every recorded result.
+when read-only tools finish out of order; each is handed to the history's ``record_result_early``
+before its ``tool_end`` (the session file holds every result a front end was told about).
+Watchers (the failure breaker) hear every recorded result.
 """
 
 from __future__ import annotations
@@ -64,9 +66,11 @@ class Ledger:
         return self.record(call, result_for(call, content, "skipped"))
 
     def finished(self, call: ToolCall, result: ToolResult, details: dict[str, Any] | None) -> None:
-        """A tool of the running batch finished: ``tool_end`` now, the history later in call order."""
+        """A tool of the running batch finished: saved (``record_result_early``) and ``tool_end``
+        now, appended to the history later in call order."""
         self.done[call.id] = result
         self._ended.add(call.id)
+        self.history.record_result_early(result)  # before tool_end: what was reported is on disk
         self.emit(ToolEnd, call_id=call.id, name=call.name, is_error=result.is_error,
                   output=result.content, status=result.status, details=details or None)
 
