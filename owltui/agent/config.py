@@ -24,6 +24,7 @@ class LoopConfig:
     max_rounds: int = 40
     failure_limit: int = 5
     steering: Literal["batch", "immediate"] = "batch"
+    follow_up_mode: Literal["one", "all"] = "one"  # follow-ups delivered per stop: the first, or all merged
     call_cap: int | None = None
     expand: Expansion | None = None
     refusals: Sequence[Refusal] = ()

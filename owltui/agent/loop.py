@@ -1,8 +1,15 @@
 """THE loop: one run of an agent, for every feature.
 
 Inner loop: model call -> tool calls -> results -> next model call, while the model calls tools or
-outside input is pending. Outer loop: when the agent would stop, run the before-yield hook, drain
-late steering, asides and follow-ups, and go round again if any arrived.
+outside input is pending. Outer loop: when the agent would stop, run the before-yield hook, take
+queued steering and asides — or, when no steering is queued, the first follow-up (all of them with
+``follow_up_mode = "all"``) — and go round again if any arrived: steering is answered before a
+follow-up is delivered, and each follow-up is its own turn.
+
+Lane timing: queued input is taken from the inbox at the last moment before it goes into the
+history, after the pause gate's parking spot, so a message stays listed and editable while the run
+is parked. Every ``turn_start`` has its ``turn_end``, when a round is cut by an abort, a model
+error or a limit too.
 
 The rules live once, in named pieces the loop asks at fixed points: the ledger (one result for
 every call on every path), the batch (pre-execution checks in order: cap -> expansion ->
@@ -41,7 +48,7 @@ from .events import (
 )
 from .history import History
 from .hooks import Directive
-from .inbox import LANES, Inbox
+from .inbox import LANES, Inbox, Queued, QueueLane
 from .ledger import Ledger
 from .limits import Limits, standard_limits
 from .messages import AssistantMessage, Item, ToolCall, UserMessage
@@ -81,6 +88,9 @@ class Loop:
                               cancel=self.cancel)
         self._agent = None if config.name == "main" else config.name
         self._pending: list[Item] = []  # input for the next round; only ever changed in place
+        self._taken: dict[int, Queued] = {}  # id(message) -> its inbox record, until delivered
+        self._due: Literal["", "steer", "batch", "stop"] = ""  # what the next round takes after its park
+        self._turn_open = False  # a turn_start without its turn_end yet
         self.ledger = Ledger(history, self._emit)
         limits, self.directed = standard_limits(config, slot=self.slot, emit=self._emit,
                                                 ledger=self.ledger, post=self._pending.append)
@@ -117,28 +127,57 @@ class Loop:
                 if item.lane in USER_LANES and item.source == "user":
                     st.round = 1  # the user spoke: the round limit counts again from here
         self._pending.clear()
+        if self._taken:
+            self._taken.clear()
 
     def _rescue_pending(self) -> None:
         """On abort: the user's own prompt is kept in the history; queued input taken from the
-        inbox but not yet delivered goes back to the inbox, so nothing is stranded."""
+        inbox but not yet delivered goes back to the inbox, with its ids, so nothing is stranded."""
         back = [m for m in self._pending if isinstance(m, UserMessage) and m.lane in LANES]
         keep = [m for m in self._pending if isinstance(m, UserMessage) and m.lane == "user"]
+        taken, self._taken = self._taken, {}
         self._pending[:] = keep
         self._deliver_pending()
         if back:
-            self.inbox.requeue(back)
+            self.inbox.requeue([taken.get(id(m), m) for m in back])
 
-    def _poll(self, *lanes: Literal["steer", "follow_up", "aside"]) -> bool:
-        """Move queued input to pending. Skipped entirely when the run was aborted."""
+    def _take(self, lane: QueueLane, limit: int | None = None) -> bool:
+        """Move queued input of ``lane`` to pending. Skipped entirely when the run was aborted."""
         if self.cancel.cancelled:
             return False
-        got = False
-        for lane in lanes:
-            msgs = self.inbox.take(lane)
-            if msgs:
-                got = True
-                self._pending.extend(msgs)
+        items = self.inbox.take_queued(lane, limit)
+        for q in items:
+            self._taken[id(q.entry)] = q
+            self._pending.append(q.entry)  # type: ignore[arg-type]  # taken entries are messages
+        return bool(items)
+
+    def _take_stop(self) -> bool:
+        """A stop boundary's input: steering and asides; follow-ups only when no steering was
+        queued (steering is answered first), the first one (or all with ``follow_up_mode = "all"``)."""
+        steered = self._take("steer")
+        got = self._take("aside") or steered
+        if not steered:
+            got = self._take("follow_up", None if self.cfg.follow_up_mode == "all" else 1) or got
         return got
+
+    def _take_due(self) -> None:
+        """Take what this round is due: after a batch steering and asides, at a start or stop
+        what was queued then (it stayed in the inbox while the run was parked)."""
+        due, self._due = self._due, ""
+        if not self.inbox.by_id:
+            return
+        if due == "batch":
+            self._take("steer")
+            self._take("aside")
+        elif due == "stop":
+            self._take_stop()
+        elif due == "steer":
+            self._take("steer")
+
+    def _end_turn(self) -> None:
+        if self._turn_open:
+            self._turn_open = False
+            self._emit(TurnEnd, round=self.state.total_rounds)
 
     def _check_abort(self) -> None:
         if self.cancel.cancelled:
@@ -199,11 +238,16 @@ class Loop:
 
     # ---- the run -------------------------------------------------------------------------
     async def run(self, initial: Sequence[UserMessage] = (), *, wake: bool = False) -> RunOutcome:
-        """One run to its end. ``wake``: started by queued input, so every lane is deliverable."""
+        """One run to its end. ``wake``: started by queued input (an idle agent is at a stop: steering
+        and asides, else a follow-up)."""
         self._pending.extend(initial)
-        self._poll("steer", "aside", "follow_up") if wake else self._poll("steer")
+        self._due = "stop" if wake else "steer"
+        if not self.gate.paused:
+            self._take_due()  # no parking spot before the first model call: take now
+        elif not self.inbox.has(*(LANES if wake else ("steer",))):
+            self._due = ""
         st = self.state
-        if not self._pending:
+        if not (self._pending or self._due):
             return RunOutcome("done")
         deadline = self.limits.start(self.cancel)
         self._emit(AgentStart, run_id=st.run_id)
@@ -221,6 +265,7 @@ class Loop:
             self.ledger.close("Cancelled: the user aborted the run before this call finished.",
                               "cancelled")
             self._rescue_pending()
+            self._end_turn()
             self._emit(AgentEnd, reason="aborted")
             if not isinstance(exc, Aborted):
                 raise
@@ -229,6 +274,7 @@ class Loop:
             end = End("error", f"{type(exc).__name__}: {exc}")
             self.ledger.close(f"Not completed: internal error ({end.error}).", "cancelled")
         self.ledger.close("Not executed: the run ended.", "skipped")
+        self._end_turn()
         self._emit(AgentEnd, reason=end.reason, error=end.error)
         last = st.last_message
         return RunOutcome(end.reason, text=last.text if last else "", error=end.error, usage=st.usage,
@@ -240,28 +286,38 @@ class Loop:
         self.limits.turn()
         more = False
         while True:
-            while more or self._pending:
-                more, end = await self._round()
+            while more or self._pending or self._due:
+                more, end = await self._round(more)
                 if end is not None:
                     await self._turn_end()
                     return end
             # the agent would stop here: the stop boundary
             self._apply(await self.cfg.hooks.before_yield(st))
             self._check_abort()
-            if not (self._poll("steer", "aside", "follow_up") or self._pending):
+            if self.inbox.has():
+                await park(self.gate, self.cancel, self.cfg.name, "model")  # queued input stays editable
+                self._take_stop()
+            if not self._pending:
                 await self._turn_end()
                 return End("done")
             if any(isinstance(m, UserMessage) and m.lane in USER_LANES for m in self._pending):
                 st.round = 0  # a new logical turn
                 self.limits.turn()
 
-    async def _round(self) -> tuple[bool, End | None]:
-        """One model call and its tool calls. Returns (more work follows, why the run ends)."""
+    async def _round(self, owed: bool) -> tuple[bool, End | None]:
+        """One model call and its tool calls. ``owed``: the last round's results await an answer.
+        Returns (more work follows, why the run ends)."""
         st, cfg, limits = self.state, self.cfg, self.limits
         st.round += 1
         st.total_rounds += 1
         self._emit(TurnStart, round=st.total_rounds)
+        self._turn_open = True
         await park(self.gate, self.cancel, cfg.name, "model")
+        if self._due:
+            self._take_due()  # only now: while parked, queued input stayed listed and editable
+            if not (owed or self._pending):  # all of it was withdrawn meanwhile: nothing to answer
+                self._end_turn()
+                return False, End("done")
         self._apply(await cfg.hooks.round_start(st))
         self._deliver_pending()  # outside input only here: every earlier call has its result
         limits.round(st)
@@ -284,8 +340,9 @@ class Loop:
             self._check_abort()
             more = no_tools is None
             if more:
-                self._poll("steer", "aside")  # asides ride along: a model call follows anyway
+                self._due = "batch"  # steering and asides (they ride along: a model call follows anyway)
         limits.settle(more)
+        self._turn_open = False
         self._emit(TurnEnd, round=st.total_rounds)
         end = limits.end()
         return (False, end) if end is not None else (more, None)

@@ -139,8 +139,8 @@ async def test_late_steering_from_before_yield_delivered_in_same_run() -> None:
     assert user_texts(agent) == [("user", "go"), ("steer", "late")]
 
 
-async def test_outer_drain_injects_steer_aside_follow_up_together() -> None:
-    agent, model, events = make_agent([Step(text="one"), Step(text="two")])
+async def test_stop_boundary_answers_steering_before_the_follow_up() -> None:
+    agent, model, events = make_agent([Step(text="one"), Step(text="two"), Step(text="three")])
 
     async def before_yield(state):
         if state.total_rounds == 1:
@@ -151,8 +151,11 @@ async def test_outer_drain_injects_steer_aside_follow_up_together() -> None:
 
     agent.config.hooks = Hooks(before_yield=before_yield)
     await agent.run("go")
-    assert model.calls == 2
-    assert [m.text for m in model.views[1][-3:]] == ["s", "a", "f"]  # type: ignore[union-attr]
+    assert model.calls == 3  # steering (with the aside) answered, then the follow-up: two requests
+    assert [m.text for m in model.views[1][-2:]] == ["s", "a"]  # type: ignore[union-attr]
+    assert model.views[2][-2].text == "two"  # type: ignore[union-attr]
+    assert model.views[2][-1] == UserMessage(text="f", lane="follow_up")
+    assert types(events).count("agent_start") == 1
 
 
 async def test_abort_at_each_poll_point_leaves_queue_intact() -> None:
@@ -166,7 +169,8 @@ async def test_abort_at_each_poll_point_leaves_queue_intact() -> None:
         agent.follow_up("f1")
         agent.aside("a1")
         agent.abort()
-    assert agent.inbox.snapshot() == {"steer": ["s1"], "follow_up": ["f1"], "aside": ["a1"]}
+    assert {lane: [q["text"] for q in items] for lane, items in agent.inbox.snapshot().items()} == \
+        {"steer": ["s1"], "follow_up": ["f1"], "aside": ["a1"]}
 
     # 2) aborted by the before-yield hook (the outer drain is skipped)
     agent, _, _ = make_agent([Step(text="x")])

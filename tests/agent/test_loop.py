@@ -306,7 +306,7 @@ async def test_abort_mid_stream_keeps_partial_text_and_drops_partial_calls() -> 
         agent.abort()
     msg = [i for i in agent.history.items() if isinstance(i, AssistantMessage)]
     assert msg[0].text == "hello" and msg[0].stop_reason == "aborted"
-    assert types(events)[-2:] == ["message_end", "agent_end"]
+    assert types(events)[-3:] == ["message_end", "turn_end", "agent_end"]  # the turn is closed too
 
 
 async def test_time_limit_cancels_and_answers() -> None:

@@ -1,9 +1,12 @@
 """Property test: random interleavings of user input, pause, abort, tool outcomes and model errors.
 
 Every model stream and every tool run waits on an event the test releases ("advance"), so the
-interleaving is chosen by hypothesis, not by timing. Invariants checked after each program:
-one result per call, nothing between an assistant's calls and their results, every queued message
-delivered exactly once or still queued, every run terminates, and the event order is valid.
+interleaving is chosen by hypothesis, not by timing. Queued messages are also edited, removed and
+moved by id (between steer and follow-up, reordered) at any point. Invariants checked after each
+program: one result per call, nothing between an assistant's calls and their results, every queued
+message (as last edited) delivered exactly once or still queued, a removed one never, a change to a
+message no longer queued refused with ``NotQueued``, every run terminates, and the event order is
+valid (every ``turn_start`` with its ``turn_end``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pydantic import BaseModel
 
 from owltui.agent.agent import Agent
 from owltui.agent.events import Event
+from owltui.agent.inbox import NotQueued, QueueError
 from owltui.agent.loop import LoopConfig
 from owltui.agent.messages import UserMessage
 from owltui.agent.model import ModelRequest
@@ -28,7 +32,7 @@ from .helpers import TextArgs, check_history
 
 BEHAVIOURS = ["text", "tool_ok", "tool_fail", "two_tools", "error", "bad_args", "ro_pair"]
 OPS = ["prompt", "steer", "aside", "follow_up", "pause", "resume", "abort", "abort_clear",
-       "advance", "advance", "advance", "advance"]
+       "advance", "advance", "advance", "advance", "edit", "remove", "move", "steer_now"]
 
 
 class World:
@@ -97,12 +101,19 @@ def check_events(events: list[Event]) -> None:
     in_run = False
     open_tools: set[str] = set()
     in_message = False
+    in_turn = False
     for ev in events:
         t = ev.type
         if t == "agent_start":
             assert not in_run, "nested agent_start"
             in_run = True
             continue
+        if t == "turn_start":
+            assert in_run and not in_turn, "turn_start inside a turn"
+            in_turn = True
+        elif t == "turn_end":
+            assert in_turn, "turn_end without turn_start"
+            in_turn = False
         if t in ("paused", "resumed"):
             continue
         assert in_run, f"{t} outside a run"
@@ -122,6 +133,7 @@ def check_events(events: list[Event]) -> None:
         elif t == "agent_end":
             assert not open_tools, f"tools never ended: {open_tools}"
             assert not in_message
+            assert not in_turn, "agent_end with a turn left open"
             in_run = False
     assert not in_run, "a run never ended"
 
@@ -134,6 +146,8 @@ async def run_program(ops: list[tuple[str, int]], behaviours: list[str]) -> None
     events: list[Event] = []
     agent.emitter.subscribe(events.append)
     sent: list[str] = []
+    removed: list[str] = []
+    ids: list[str] = []  # every id queued, delivered or not (changes pick among them)
     async with anyio.create_task_group() as tg:
         agent.bind(tg)
         for n, (op, arg) in enumerate(ops):
@@ -142,8 +156,35 @@ async def run_program(ops: list[tuple[str, int]], behaviours: list[str]) -> None
                 if agent.prompt(text):
                     sent.append(text)
             elif op in ("steer", "aside", "follow_up"):
-                getattr(agent, op)(text)
+                ids.append(getattr(agent, op)(text).id)
                 sent.append(text)
+            elif op == "steer_now":
+                ids.append(agent.steer(text, immediate=True).id)
+                sent.append(text)
+            elif op in ("edit", "remove", "move") and ids:
+                qid = ids[arg % len(ids)]
+                listed = {q["id"]: q for lane in agent.inbox.snapshot().values() for q in lane}
+                old = listed[qid]["text"] if qid in listed else None
+                try:
+                    if op == "edit":
+                        agent.inbox.edit(qid, text)
+                    elif op == "remove":
+                        agent.inbox.remove(qid)
+                    else:
+                        other = [q for q in listed if q != qid]
+                        agent.inbox.move(qid, lane=("steer", "follow_up")[arg % 2],
+                                         before=other[arg % len(other)] if other and arg > 1 else None)
+                except NotQueued:
+                    assert old is None  # refused exactly when it is no longer queued
+                except QueueError as exc:  # moving an aside, or before a message of another lane
+                    assert old is not None and "lane" in str(exc), exc
+                else:
+                    assert old is not None
+                    if op == "edit":
+                        sent[sent.index(old)] = text
+                    elif op == "remove":
+                        sent.remove(old)
+                        removed.append(old)
             elif op == "pause":
                 gate.pause()
             elif op == "resume":
@@ -154,8 +195,8 @@ async def run_program(ops: list[tuple[str, int]], behaviours: list[str]) -> None
                 cleared = agent.inbox.snapshot()
                 agent.abort(clear_queue=True)
                 for lane in cleared.values():
-                    for t in lane:
-                        sent.remove(t)
+                    for q in lane:
+                        sent.remove(q["text"])
             elif op == "advance":
                 world.advance()
             await anyio.wait_all_tasks_blocked()
@@ -173,9 +214,11 @@ async def run_program(ops: list[tuple[str, int]], behaviours: list[str]) -> None
     check_history(agent)
     check_events(events)
     delivered = [i.text for i in agent.history.items() if isinstance(i, UserMessage)]
-    queued = [t for lane in agent.inbox.snapshot().values() for t in lane]
+    queued = [q["text"] for lane in agent.inbox.snapshot().values() for q in lane]
     for text in sent:
         assert delivered.count(text) + queued.count(text) == 1, (text, delivered, queued)
+    for text in removed:
+        assert text not in delivered and text not in queued
     assert agent.gate.parked == {}
 
 
