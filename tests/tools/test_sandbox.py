@@ -23,8 +23,9 @@ from owltui.agent.cancel import CancelToken
 from owltui.agent.tool import ToolContext, ToolOutput
 from owltui.tools.bash import BashParams, BashTool
 from owltui.tools.jobs import JobManager
+from owltui.tools.landlock import Landlock as _Landlock
 from owltui.tools.proc import Proc
-from owltui.tools.sandbox import SandboxPolicy, _Landlock, capabilities, child_env, explain_blocked
+from owltui.tools.sandbox import SandboxPolicy, capabilities, child_env, explain_blocked
 
 CAPS = capabilities()
 needs_landlock = pytest.mark.skipif(CAPS.landlock_abi < 1, reason="this kernel has no Landlock")
