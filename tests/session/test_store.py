@@ -102,7 +102,9 @@ def test_queue_delivery_and_restore(tmp_path: Path) -> None:
     assert [(q.lane, q.text) for q in loaded.undelivered()] == [("follow_up", "never delivered")]
     fresh = Inbox()
     loaded.attach(fresh)
-    assert fresh.snapshot() == {"steer": [], "follow_up": ["never delivered"], "aside": []}
+    assert {lane: fresh.texts(lane) for lane in ("steer", "follow_up", "aside")} == \
+        {"steer": [], "follow_up": ["never delivered"], "aside": []}
+    assert all(set(q) == {"id", "text", "source"} for q in fresh.snapshot()["follow_up"])
     for msg in fresh.take("follow_up"):
         loaded.append(msg)
     loaded.close()
