@@ -7,10 +7,17 @@ one, the default workspace-write policy for the workspace) with their output scr
 ``async (call_id, command, reason) -> bool`` that asks the user), a blocked command is re-run once
 outside the sandbox if the user agrees; ``run(..., sandboxed=False)`` does that directly. Neither is
 a parameter the model can set.
+
+While the pause gate is closed the command is frozen (``ctx.services["freezer"]``, a ``Freezer``) and
+its cap is measured on the freezer's clock, which stands still meanwhile. Processes the command
+leaves running (``&``, ``nohup``, ``setsid``) are listed as jobs when it ends (the result names them)
+and killed with it when it is cancelled. A result whose output spilled to a file keeps its status
+(exit code, "killed after", what is still running) at the end of that file, where the preview shows it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -21,8 +28,10 @@ from pydantic import Field
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 
 from .base import Params
-from .jobs import JobManager, job_result
+from .freeze import Freezer
+from .jobs import JobManager, escaped_note, job_result
 from .proc import Proc, Scrubber, default_spill_dir
+from .reaper import REAPER
 from .sandbox import SandboxPolicy
 
 Rerun = Callable[[str, str, str], Awaitable[bool]]
@@ -61,23 +70,44 @@ def scrubber_for(ctx: ToolContext) -> Scrubber | None:
     return scrubber if hasattr(scrubber, "scrub") and hasattr(scrubber, "longest") else None
 
 
-def _finished(proc: Proc) -> ToolOutput:
+def _finished(proc: Proc, jobs: JobManager | None, killed_after: float | None = None) -> ToolOutput:
+    """The result of a command that ended (or was killed at its cap: ``killed_after`` seconds)."""
     output = proc.sink.preview()
     code = proc.exit_code
     details: dict[str, object] = {"exit_code": code, "lines": proc.sink.lines, "chars": proc.sink.chars}
-    if code == 0:
-        return ToolOutput(
-            output if output.strip() else "(no output)", full_output=proc.sink.path, details=details
-        )
-    body = (
-        f"{output.rstrip()}\n\n[exit code {code}]" if output.strip() else f"(no output)\n[exit code {code}]"
-    )
-    note = proc.sandbox_note()
+    status: list[str] = []  # what must survive a spill: it also goes at the end of the file
+    if killed_after is not None:
+        status.append(f"[killed after {killed_after:g} s: the command did not finish within its time cap]")
+        details["killed_after"] = killed_after
+    if code != 0:
+        status.append(f"[exit code {code}]")
+    note = proc.sandbox_note() if code != 0 else None
     if note:
-        body += f"\n{note}"
+        status.append(note)
         details["sandbox_blocked"] = True
         details["sandbox_note"] = note
-    return ToolOutput(body, is_error=True, full_output=proc.sink.path, details=details)
+    if jobs is not None:
+        entries = jobs.collect_escaped(proc)
+        if entries:
+            status.append(escaped_note(entries))
+            details["escaped"] = [{"job_id": e.id, "pid": e.pid, "command": e.command} for e in entries]
+    else:
+        REAPER.scan()
+        left = REAPER.escapees(proc.token)
+        if left:
+            status.append(escaped_note(left, managed=False))
+            details["escaped"] = [{"pid": e.pid, "command": e.command} for e in left]
+    if status:
+        proc.sink.note_in_file("\n".join(status))
+    if code == 0 and not status:
+        return ToolOutput(output if output.strip() else "(no output)", full_output=proc.sink.path,
+                          details=details)
+    body = output.rstrip() if output.strip() else "(no output)"
+    body += ("\n\n" if output.strip() else "\n") + "\n".join(status)
+    if killed_after is not None:
+        body = f"The command did not finish within {killed_after:g} s and was killed.\n{body}"
+    return ToolOutput(body, is_error=code != 0 or killed_after is not None, full_output=proc.sink.path,
+                      details=details)
 
 
 class BashTool:
@@ -119,6 +149,9 @@ class BashTool:
     async def _run(self, args: BashParams, ctx: ToolContext, sandboxed: bool) -> ToolOutput:
         jobs = ctx.service("jobs")
         jobs = jobs if isinstance(jobs, JobManager) else None
+        freezer = ctx.service("freezer")
+        freezer = freezer if isinstance(freezer, Freezer) else None
+        clock = freezer.clock if freezer is not None else time.monotonic
         cap = args.timeout or DEFAULT_TIMEOUT
         left = ctx.cancel.time_left()
         if left is not None:
@@ -128,19 +161,22 @@ class BashTool:
                         sandbox=sandbox_for(ctx), sandboxed=sandboxed, scrubber=scrubber_for(ctx))
         except OSError as exc:
             raise ToolError(f"Could not start the shell: {exc}") from exc
+        if jobs is not None:
+            jobs.watch(proc)
         handed_off = False
         try:
-            async with anyio.create_task_group() as tg:
+            with freezer.command(proc) if freezer is not None else contextlib.nullcontext():
+                async with anyio.create_task_group() as tg:
 
-                async def watch() -> None:
-                    await ctx.cancel.wait()
+                    async def watch() -> None:
+                        await ctx.cancel.wait()
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(watch)
+                    await self._follow(proc, ctx, clock() + cap, clock)
                     tg.cancel_scope.cancel()
-
-                tg.start_soon(watch)
-                await self._follow(proc, ctx, time.monotonic() + cap)
-                tg.cancel_scope.cancel()
             if proc.done:
-                return _finished(proc)
+                return _finished(proc, jobs)
             if ctx.cancel.cancelled:
                 await proc.terminate()
                 proc.discard_output()
@@ -152,10 +188,7 @@ class BashTool:
                 )
             if jobs is None:
                 await proc.terminate()
-                out = _finished(proc)
-                out.content = f"The command did not finish within {cap:g} s and was killed.\n{out.content}"
-                out.is_error = True
-                return out
+                return _finished(proc, jobs, killed_after=cap)
             job = jobs.adopt(proc)
             handed_off = True
             header = (
@@ -175,11 +208,13 @@ class BashTool:
                 await proc.terminate()
 
     @staticmethod
-    async def _follow(proc: Proc, ctx: ToolContext, deadline: float) -> None:
-        """Stream output to the progress callback until the command ends or the deadline passes."""
+    async def _follow(proc: Proc, ctx: ToolContext, deadline: float,
+                      clock: Callable[[], float] = time.monotonic) -> None:
+        """Stream output to the progress callback until the command ends or the deadline (on
+        ``clock``) passes."""
         version = 0
         while True:
-            now = time.monotonic()
+            now = clock()
             if proc.done or now >= deadline:
                 break
             version = await proc.wait_change(version, deadline - now)

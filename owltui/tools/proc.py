@@ -7,6 +7,11 @@ that started it and become a background job.
 
 Every command gets a scrubbed environment (no API keys, tokens, passwords: ``sandbox.child_env``)
 and, unless started with ``sandboxed=False``, runs under the session's ``SandboxPolicy``.
+
+The first command makes OwlTUI the subreaper of what its tools start (``reaper``); each command
+carries its token (``OWLTUI_PROC``) so descendants that leave its process group (``setsid``) or
+outlive its shell (``&``, ``nohup``) are still known as its own: ``terminate`` kills them with the
+group, and the job manager lists those that outlive a finished command.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Protocol, TextIO
 import anyio
 
 from .base import MAX_BYTES, MAX_LINES
+from .reaper import MARK, REAPER, become_subreaper
 from .sandbox import SandboxPolicy, child_env
 from .sanitize import StreamSanitizer
 
@@ -138,6 +144,17 @@ class OutputSink:
             if self._file is not None:
                 self._file.close()
 
+    def note_in_file(self, note: str) -> None:
+        """Append ``note`` (the exit code, what is still running) at the end of the spilled file,
+        on a line of its own: whoever shows the file's tail in place of ``preview`` shows it too.
+        Nothing happens when the output did not spill."""
+        with self._lock:
+            if self.path is None:
+                return
+            sep = "" if not self._tail or self._tail.endswith("\n") else "\n"
+            with contextlib.suppress(OSError), self.path.open("a", encoding="utf-8", errors="replace") as fh:
+                fh.write(f"{sep}\n{note.strip()}\n")
+
     def take_progress(self) -> str:
         with self._lock:
             text = "".join(self._progress)
@@ -164,6 +181,24 @@ class OutputSink:
         with self._lock:
             source = self._tail if self.path is not None else "".join(self._mem)
         return _last_lines(source.rstrip("\n"), lines - 1, chars)
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) pids of a process group."""
+    out = []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+                out.append(int(entry))
+    return out
 
 
 def _group_members_alive(pgid: int) -> bool:
@@ -232,6 +267,9 @@ class Proc:
         one-off re-run the user approved); its ``env_keep`` applies either way."""
         env = sandbox.child_env() if sandbox is not None else child_env(os.environ)
         env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+        become_subreaper()
+        self.token = REAPER.token()
+        env[MARK] = self.token
         self.command = command
         self.cwd = cwd
         self.sandbox = sandbox if sandboxed and sandbox is not None and sandbox.enforced else None
@@ -256,6 +294,7 @@ class Proc:
             preexec_fn=preexec,
         )
         self.pid = self.pgid = self._popen.pid
+        REAPER.register(self.token, self)
         self._thread = threading.Thread(target=self._pump, name=f"owltui-proc-{self.pid}", daemon=True)
         self._thread.start()
 
@@ -266,6 +305,11 @@ class Proc:
     @property
     def version(self) -> int:
         return self._version
+
+    @property
+    def shell_reaped(self) -> bool:
+        """The shell's exit status was collected (by its ``Popen``): its pid is no longer ours."""
+        return self._popen.returncode is not None
 
     def _bump(self) -> None:
         with self._cond:
@@ -330,12 +374,13 @@ class Proc:
             self.wait_change_sync, version, max(0.0, min(within, 0.25)), abandon_on_cancel=True
         )
 
-    async def wait(self, within: float | None = None) -> bool:
-        """Wait until the command ends or ``within`` seconds pass; True when it ended."""
-        deadline = None if within is None else time.monotonic() + within
+    async def wait(self, within: float | None = None, clock: Callable[[], float] = time.monotonic) -> bool:
+        """Wait until the command ends or ``within`` seconds pass on ``clock`` (a clock that stops
+        while processes are frozen extends the wait by the pause); True when it ended."""
+        deadline = None if within is None else clock() + within
         version = -1
         while not self._done:
-            left = 0.25 if deadline is None else deadline - time.monotonic()
+            left = 0.25 if deadline is None else deadline - clock()
             if left <= 0:
                 break
             version = await self.wait_change(version, left)
@@ -344,18 +389,24 @@ class Proc:
     def signal(self, sig: int) -> None:
         signal_group(self.pgid, sig)
 
-    async def terminate(self, grace: float = KILL_GRACE) -> None:
-        """TERM the whole group, KILL it after ``grace`` s; safe to call under cancellation."""
+    def escapees(self) -> list[int]:
+        """Live processes of this command outside its process group or no longer under its shell."""
+        return sorted(REAPER.tree(self.token) - set(_group_members(self.pgid)))
+
+    def terminate_sync(self, grace: float = KILL_GRACE) -> float:
+        """TERM the group and every process that escaped it (then CONT: a frozen command sees the
+        TERM), KILL what is left after ``grace`` s; returns the seconds it took (blocking)."""
+        self.killed = True
+        return REAPER.terminate_sync([self.pgid], lambda: REAPER.tree(self.token), grace)
+
+    async def terminate(self, grace: float = KILL_GRACE) -> float:
+        """``terminate_sync`` off the event loop; safe to call under cancellation."""
+        took = 0.0
         with anyio.CancelScope(shield=True):
             self.killed = True
-            self.signal(signal.SIGTERM)
-            deadline = time.monotonic() + grace
-            while group_alive(self.pgid):
-                if time.monotonic() >= deadline:
-                    self.signal(signal.SIGKILL)
-                    break
-                await anyio.sleep(0.01)
+            took = await anyio.to_thread.run_sync(self.terminate_sync, grace)
             await self.wait(1.0)
+        return took
 
     def sandbox_note(self) -> str | None:
         """After a failure: the sentence saying the sandbox refused a write (None if it did not)."""

@@ -1,0 +1,580 @@
+"""OwlTUI is the subreaper of what its tools start, so descendants that escape a command are seen.
+
+A command that runs ``sleep 300 &``, ``nohup …`` or ``setsid …`` leaves processes behind when its
+shell ends (``setsid`` ones leave its process group at once). On Linux, OwlTUI makes itself a *child
+subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``, once, at the first process a tool starts): orphaned
+descendants are then re-parented to OwlTUI instead of init, where the ``Reaper`` finds them.
+
+What is ours. Every command's environment carries ``OWLTUI_PROC=<token>`` (``MARK``); a process
+that OwlTUI adopted (its child, but not a shell OwlTUI started itself) belongs to a command when
+
+- its environment carries that command's token, or
+- it was seen as a descendant of the command's shell while the command ran (pid + start time), or
+- its session is the command's session (commands run with ``start_new_session``, so the session id
+  is the shell's pid and stays reserved while any member lives) or the session of an escaped
+  process already attributed.
+
+Reaping without stealing. ``subprocess.Popen`` and asyncio's child watcher wait for *their own*
+pids; a ``SIGCHLD`` handler or ``waitpid(-1)`` would take those exit statuses from them. The Reaper
+never does either: it lists OwlTUI's children (``/proc/self/task/*/children``, else a /proc walk) and
+calls ``waitpid(pid, WNOHANG)`` only on zombies it can attribute as above (none of them is a child
+OwlTUI forked: those have OwlTUI's session, or their own, and no token of a live shell), plus, as a
+last resort, zombies in a session other than OwlTUI's that stayed unreaped for ``LINGER`` seconds
+(a ``setsid`` orphan that died before it was ever seen; every Popen/asyncio owner in OwlTUI reaps
+its own children at once). Shells still owned by their ``Popen`` are never touched.
+
+A daemon thread scans every ``SCAN_INTERVAL`` seconds while there is anything to watch (a command
+running, an escaped process alive, a zombie pending) and sleeps otherwise. Listeners hear about
+escaped processes found and ended (with the exit code ``waitpid`` gave); ``JobManager`` turns them
+into jobs. ``terminate_sync`` and ``stop_sync`` signal whole trees, following orphans as their
+parents die.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+MARK = "OWLTUI_PROC"
+PR_SET_CHILD_SUBREAPER = 36
+SCAN_INTERVAL = 0.25
+LINGER = 5.0
+KILL_GRACE = 2.0
+
+# ---- /proc ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stat:
+    pid: int
+    state: str
+    ppid: int
+    pgid: int
+    sid: int
+    start: int  # clock ticks after boot: with the pid, names one process for good
+
+    @property
+    def alive(self) -> bool:
+        return self.state not in ("Z", "X", "x")
+
+
+def read_stat(pid: int) -> Stat | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    rest = data[data.rfind(b")") + 2 :].split()
+    try:
+        return Stat(pid, rest[0].decode(), int(rest[1]), int(rest[2]), int(rest[3]), int(rest[19]))
+    except (IndexError, ValueError):
+        return None
+
+
+def pid_alive(pid: int) -> bool:
+    st = read_stat(pid)
+    return st is not None and st.alive
+
+
+def read_cmdline(pid: int) -> str:
+    """The command line of ``pid`` as text (arguments joined by spaces), or its name in brackets."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        raw = b""
+    args = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
+    if args:
+        return " ".join(args)
+    try:
+        with open(f"/proc/{pid}/comm", "rb") as fh:
+            return f"[{fh.read().strip().decode('utf-8', 'replace')}]"
+    except OSError:
+        return "[?]"
+
+
+def read_mark(pid: int) -> str | None:
+    """The ``OWLTUI_PROC`` token in the environment of ``pid`` (None: none, or not readable)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            env = fh.read()
+    except OSError:
+        return None
+    key = MARK.encode() + b"="
+    for item in env.split(b"\0"):
+        if item.startswith(key):
+            return item[len(key) :].decode("ascii", "replace")
+    return None
+
+
+_children_files: bool | None = None
+
+
+def _children_by_walk(pid: int) -> list[int]:
+    out = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if entry.isdigit():
+            st = read_stat(int(entry))
+            if st is not None and st.ppid == pid:
+                out.append(st.pid)
+    return out
+
+
+def children(pid: int) -> list[int]:
+    """The direct children of ``pid`` (of every thread): ``/proc/PID/task/*/children`` where the
+    kernel has it (CONFIG_PROC_CHILDREN), else a walk of /proc."""
+    global _children_files
+    if _children_files is None:
+        _children_files = os.path.exists(f"/proc/self/task/{threading.get_native_id()}/children")
+    if not _children_files:
+        return _children_by_walk(pid)
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                out.extend(int(x) for x in fh.read().split())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def descendants(roots: Iterable[int]) -> set[int]:
+    """Every live descendant of ``roots`` (not the roots themselves)."""
+    seen: set[int] = set()
+    todo = list(roots)
+    while todo:
+        for child in children(todo.pop()):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    from .proc import group_alive
+
+    return group_alive(pgid)
+
+
+# ---- the subreaper bit ----------------------------------------------------------------------------
+
+_subreaper_pid: int | None = None
+_subreaper_ok = False
+_subreaper_lock = threading.Lock()
+
+
+def become_subreaper() -> bool:
+    """Make this process the child subreaper (Linux; once per process, later calls are free).
+    False where it is not available: escaped processes then go to init and are not seen."""
+    global _subreaper_pid, _subreaper_ok
+    with _subreaper_lock:
+        if _subreaper_pid == os.getpid():
+            return _subreaper_ok
+        _subreaper_pid, _subreaper_ok = os.getpid(), False
+        if not sys.platform.startswith("linux"):
+            return False
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            prctl = libc.prctl
+            prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+            if prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+                log.warning("PR_SET_CHILD_SUBREAPER failed: %s", os.strerror(ctypes.get_errno()))
+                return False
+        except (OSError, AttributeError) as exc:
+            log.warning("PR_SET_CHILD_SUBREAPER unavailable: %s", exc)
+            return False
+        _subreaper_ok = True
+        return True
+
+
+# ---- the reaper -----------------------------------------------------------------------------------
+
+
+class Origin(Protocol):
+    """What the reaper reads of a command (``Proc``)."""
+
+    pid: int
+    pgid: int
+    command: str
+
+    @property
+    def shell_reaped(self) -> bool: ...
+
+
+@dataclass
+class Escapee:
+    """A process OwlTUI adopted from one of its commands (``token``)."""
+
+    pid: int
+    start: int
+    sid: int
+    token: str
+    command: str  # its own command line, from /proc
+    origin_command: str  # the command it escaped from
+    found: float  # time.time()
+    exit_code: int | None = None
+    ended: bool = False
+
+
+Listener = Callable[[Escapee], None]
+
+
+def _exit_code(status: int) -> int:
+    code = os.waitstatus_to_exitcode(status)
+    return 128 - code if code < 0 else code
+
+
+class Reaper:
+    """Process-wide (``REAPER``): the subreaper's bookkeeping. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._scan_lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._seq = itertools.count(1)
+        self._origins: dict[str, Origin] = {}
+        self._by_sid: dict[int, str] = {}
+        self._seen: dict[int, tuple[int, str]] = {}  # pid -> (start, token), seen under a live shell
+        self._escapees: dict[int, Escapee] = {}  # adopted and alive when last looked at
+        self._zombies: dict[tuple[int, int], float] = {}  # unattributed zombies: first seen (monotonic)
+        self._doomed: set[int] = set()  # being killed: not reported as found
+        self._found: list[Listener] = []
+        self._ended: list[Listener] = []
+        self._thread: threading.Thread | None = None
+        self._atexit = False
+        self._my_sid = -1
+
+    # ---- registration -------------------------------------------------------------------------
+    def token(self) -> str:
+        """A fresh token for the next command's environment (``MARK``)."""
+        return f"{os.getpid()}.{next(self._seq)}"
+
+    def register(self, token: str, origin: Origin) -> None:
+        """A command started: its shell is ``origin.pid`` (also its session and group id)."""
+        with self._lock:
+            self._origins[token] = origin
+            self._by_sid[origin.pgid] = token
+            if not self._atexit:
+                self._atexit = True
+                atexit.register(self.kill_all)
+            self._wake()
+
+    def subscribe(self, found: Listener | None = None, ended: Listener | None = None) -> Callable[[], None]:
+        """Listeners are called from whichever thread scans, never under the reaper's lock."""
+        with self._lock:
+            if found is not None:
+                self._found.append(found)
+            if ended is not None:
+                self._ended.append(ended)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if found in self._found:
+                    self._found.remove(found)
+                if ended in self._ended:
+                    self._ended.remove(ended)
+
+        return unsubscribe
+
+    def origin(self, token: str) -> Origin | None:
+        with self._lock:
+            return self._origins.get(token)
+
+    def escapees(self, token: str | None = None) -> list[Escapee]:
+        """Escaped processes still alive (of one command, or all), oldest first."""
+        with self._lock:
+            return [e for e in self._escapees.values() if not e.ended and (token is None or e.token == token)]
+
+    # ---- the watcher thread ---------------------------------------------------------------------
+    def _busy(self) -> bool:
+        return bool(self._escapees or self._zombies
+                    or any(not o.shell_reaped for o in self._origins.values()))
+
+    def _wake(self) -> None:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="owltui-reaper", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                if not self._busy():
+                    self._thread = None
+                    return
+            try:
+                self.scan()
+            except Exception:
+                log.exception("reaper scan failed")
+            with self._cond:
+                self._cond.wait(SCAN_INTERVAL if _children_files is not False else 4 * SCAN_INTERVAL)
+
+    # ---- scanning -------------------------------------------------------------------------------
+    def _attribute(self, st: Stat, tokens: dict[str, Origin]) -> str | None:
+        if st.alive:
+            mark = read_mark(st.pid)
+            if mark is not None and mark in tokens:
+                return mark
+        seen = self._seen.get(st.pid)
+        if seen is not None and seen[0] == st.start:
+            return seen[1]
+        return self._by_sid.get(st.sid) if st.sid != self._my_sid else None
+
+    def scan(self) -> list[Escapee]:
+        """Look at OwlTUI's children now: record escaped processes, reap attributable zombies, tell
+        the listeners. Returns the escaped processes found by this scan."""
+        if not os.path.isdir("/proc"):
+            return []
+        found: list[Escapee] = []
+        ended: list[Escapee] = []
+        with self._scan_lock:
+            me = os.getpid()
+            my_sid = self._my_sid = os.getsid(0)
+            with self._lock:
+                origins = dict(self._origins)
+            live_shells = {o.pid for o in origins.values() if not o.shell_reaped}
+            # descendants of running commands: remember whose they are, before they are orphaned
+            for owner_token, origin in origins.items():
+                if origin.pid in live_shells:
+                    for pid in descendants([origin.pid]):
+                        if pid not in self._seen:
+                            st = read_stat(pid)
+                            if st is not None:
+                                self._seen[pid] = (st.start, owner_token)
+            now = time.monotonic()
+            kids = set(children(me)) - live_shells
+            for pid in kids:
+                st = read_stat(pid)
+                if st is None:
+                    continue
+                esc = self._escapees.get(pid)
+                if esc is not None and esc.start != st.start:
+                    ended.append(self._end(esc, None))
+                    esc = None
+                if not st.alive:
+                    owner = esc.token if esc is not None else self._attribute(st, origins)
+                    if owner is None and st.sid != my_sid:
+                        first = self._zombies.setdefault((pid, st.start), now)
+                        if now - first >= LINGER:
+                            owner = "?"
+                    if owner is not None:
+                        code = self._reap(pid)
+                        self._zombies.pop((pid, st.start), None)
+                        if esc is not None:
+                            ended.append(self._end(esc, code))
+                    continue
+                if esc is not None:
+                    continue
+                token = self._attribute(st, origins)
+                if token is None or token not in origins:
+                    continue
+                esc = Escapee(pid, st.start, st.sid, token, read_cmdline(pid), origins[token].command,
+                              time.time())
+                with self._lock:
+                    self._escapees[pid] = esc
+                    if st.sid != my_sid:
+                        self._by_sid.setdefault(st.sid, token)
+                if pid not in self._doomed:
+                    found.append(esc)
+            for pid, esc in list(self._escapees.items()):
+                if pid not in kids:  # gone without a zombie we could see (reaped elsewhere)
+                    ended.append(self._end(esc, None))
+            self._prune(origins, kids, live_shells)
+        for esc in found:
+            for fn in tuple(self._found):
+                self._call(fn, esc)
+        for esc in ended:
+            for fn in tuple(self._ended):
+                self._call(fn, esc)
+        return found
+
+    @staticmethod
+    def _call(fn: Listener, esc: Escapee) -> None:
+        try:
+            fn(esc)
+        except Exception:
+            log.exception("reaper listener failed")
+
+    def _end(self, esc: Escapee, code: int | None) -> Escapee:
+        with self._lock:
+            self._escapees.pop(esc.pid, None)
+        esc.exit_code = code
+        esc.ended = True
+        return esc
+
+    @staticmethod
+    def _reap(pid: int) -> int | None:
+        try:
+            got, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        return _exit_code(status) if got == pid else None
+
+    def _prune(self, origins: dict[str, Origin], kids: set[int], live_shells: set[int]) -> None:
+        """Forget what can no longer matter: seen pids that are gone, commands that ended with
+        nothing of theirs left among OwlTUI's children, zombies that went away."""
+        self._seen = {pid: v for pid, v in self._seen.items() if (st := read_stat(pid)) is not None
+                      and st.start == v[0]}
+        live_tokens = {e.token for e in self._escapees.values()} | {t for _, t in self._seen.values()}
+        kid_sids = {st.sid for pid in kids if (st := read_stat(pid)) is not None}
+        with self._lock:
+            for token, origin in origins.items():
+                if origin.pid in live_shells or token in live_tokens or origin.pgid in kid_sids:
+                    continue
+                if _group_alive(origin.pgid):
+                    continue
+                self._origins.pop(token, None)
+                if self._by_sid.get(origin.pgid) == token:
+                    del self._by_sid[origin.pgid]
+            tokens = set(self._origins)
+            sids = {e.sid for e in self._escapees.values()} | kid_sids
+            self._by_sid = {sid: t for sid, t in self._by_sid.items()
+                            if t in tokens or sid in sids}
+            self._zombies = {k: v for k, v in self._zombies.items() if k[0] in kids}
+
+    # ---- trees ----------------------------------------------------------------------------------
+    def tree(self, token: str) -> set[int]:
+        """Live pids of command ``token`` outside what its process group covers as well: the
+        descendants of its shell and its escaped processes with theirs."""
+        self.scan()
+        origin = self.origin(token)
+        roots = [e.pid for e in self.escapees(token)]
+        pids = set(roots) | descendants(roots)
+        if origin is not None and not origin.shell_reaped:
+            pids |= descendants([origin.pid])
+        return {p for p in pids if pid_alive(p)}
+
+    def terminate_sync(self, pgids: Iterable[int], collect: Callable[[], set[int]],
+                       grace: float = KILL_GRACE) -> float:
+        """TERM the groups and every pid ``collect()`` gives (then CONT, so stopped ones see it),
+        again for pids that show up as parents die; KILL what is left after ``grace`` s. Reaps the
+        zombies and returns the seconds it took."""
+        started = time.monotonic()
+        pgids = list(pgids)
+        signalled: set[int] = set()
+        everyone: dict[int, int] = {}  # pid -> start time: a pid reused meanwhile is not ours
+
+        def live(pid: int) -> bool:
+            st = read_stat(pid)
+            if st is None or not st.alive:
+                return False
+            return everyone.setdefault(pid, st.start) == st.start
+
+        def gather() -> set[int]:
+            more = collect()
+            with self._lock:
+                self._doomed.update(more)
+            alive = {p for p in set(everyone) | more if live(p)}
+            alive |= {p for p in descendants(alive) if live(p)}
+            with self._lock:
+                self._doomed.update(alive)
+            return alive
+
+        try:
+            for pgid in pgids:
+                _signal_group(pgid, signal.SIGTERM)
+                _signal_group(pgid, signal.SIGCONT)
+            deadline = started + grace
+            while True:
+                alive = gather()
+                for pid in alive - signalled:
+                    _signal(pid, signal.SIGTERM)
+                    _signal(pid, signal.SIGCONT)
+                signalled |= alive
+                groups = [g for g in pgids if _group_alive(g)]
+                if not alive and not groups:
+                    break
+                if time.monotonic() >= deadline:
+                    end = time.monotonic() + 1.0
+                    while (alive or groups) and time.monotonic() < end:
+                        for pgid in groups:
+                            _signal_group(pgid, signal.SIGKILL)
+                        for pid in alive:
+                            _signal(pid, signal.SIGKILL)
+                        time.sleep(0.005)
+                        alive = gather()
+                        groups = [g for g in pgids if _group_alive(g)]
+                    break
+                time.sleep(0.005)
+            self.scan()
+        finally:
+            with self._lock:
+                self._doomed -= set(everyone)
+        return time.monotonic() - started
+
+    def kill_tokens_sync(self, tokens: Iterable[str], grace: float = KILL_GRACE) -> None:
+        """Kill every escaped process (with its descendants) of the commands ``tokens``."""
+        wanted = set(tokens)
+        self.scan()
+        if not any(e.token in wanted for e in self.escapees()):
+            return
+        self.terminate_sync([], lambda: {e.pid for e in self.escapees() if e.token in wanted}, grace)
+
+    def kill_all(self) -> None:
+        """At exit: kill every escaped process still alive."""
+        with contextlib.suppress(Exception):
+            self.scan()
+            if self.escapees():
+                self.terminate_sync([], lambda: {e.pid for e in self.escapees()}, grace=0.5)
+
+
+def stop_sync(pgids: Iterable[int], collect: Callable[[], set[int]]) -> tuple[set[int], set[int]]:
+    """SIGSTOP the groups and every pid ``collect()`` gives, again until no new pid shows up (a
+    process may fork between the listing and the signal). Returns (groups, pids) stopped."""
+    groups = set(pgids)
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGSTOP)
+    stopped: set[int] = set()
+    for _ in range(8):
+        new = collect() - stopped
+        new |= descendants(new | stopped) - stopped
+        if not new:
+            break
+        for pid in new:
+            _signal(pid, signal.SIGSTOP)
+        stopped |= new
+    return groups, stopped
+
+
+def cont_sync(groups: Iterable[int], pids: Iterable[int]) -> None:
+    for pgid in groups:
+        _signal_group(pgid, signal.SIGCONT)
+    for pid in pids:
+        _signal(pid, signal.SIGCONT)
+
+
+REAPER = Reaper()
+"""The process-wide reaper (the subreaper bit is process-wide too)."""
