@@ -38,6 +38,7 @@ class Config(BaseModel):
     permission_mode: PermissionMode = "ask"
     max_rounds: int = Field(40, ge=1, le=10_000)
     steering: Literal["batch", "immediate"] = "batch"
+    pause_freeze: bool = True  # closing the pause gate also stops tool processes (owltui.tools.freeze)
     stream_idle_timeout: float = Field(120.0, gt=0)
     theme: str = "owl-dark"
     keys: dict[str, str] = Field(default_factory=dict)

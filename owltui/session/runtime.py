@@ -35,6 +35,7 @@ from .stats import RunStats
 from .store import SessionStore
 
 if TYPE_CHECKING:
+    from owltui.tools.freeze import Freezer
     from owltui.tools.jobs import JobEvent, JobManager
     from owltui.tools.permissions import PermissionPolicy
     from owltui.tools.sandbox import SandboxPolicy
@@ -87,6 +88,7 @@ class Runtime:
         self.permissions = permissions
         self.env = env
         self.active_jobs: dict[str, str] = {}  # job id -> command, for jobs still running
+        self.freezer: Freezer | None = None  # stops tool processes while the gate is closed
         self.sandbox: SandboxPolicy | None = None  # what confines the commands tools start
         self.sources: list[ToolSource] = []
         self._tg: TaskGroup | None = None
@@ -257,8 +259,13 @@ class Runtime:
             self.emitter.emit(Resumed(paused_ms=round((seconds or 0.0) * 1000)))
 
     def on_job(self, event: JobEvent) -> None:
-        """Job manager callback: events for front ends; a finished job is an aside (wakes the agent)."""
+        """Job manager callback: events for front ends; a finished job is an aside (wakes the agent).
+        Processes that escaped a finished command are listed as jobs but never waited for (print
+        mode) and end without an aside."""
         self.emitter.emit(event.to_event())
+        if event.escaped:
+            self._signal()
+            return
         if event.kind == "started":
             self.active_jobs[event.job_id] = event.command
         else:
@@ -331,6 +338,7 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     """
     from owltui.features.chat import chat_config
     from owltui.features.instructions import instructions_text
+    from owltui.tools.freeze import Freezer
     from owltui.tools.jobs import JobManager
     from owltui.tools.permissions import PermissionPolicy
     from owltui.tools.sandbox import SandboxPolicy
@@ -392,6 +400,8 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
                       approvals=approvals, permissions=permissions, env=env)
     runtime.sandbox = sandbox
     runtime.jobs = services["jobs"] = JobManager(on_event=runtime.on_job, sandbox=sandbox, scrubber=redactor)
+    runtime.freezer = services["freezer"] = Freezer(GATE, runtime.jobs, enabled=config.pause_freeze)
+    runtime._unsubscribe.append(runtime.freezer.close)
     if tools is None:
         builtin = builtin_source()
         sources: list[ToolSource] = [builtin, task_source(lambda: runtime.agent.config.model,
