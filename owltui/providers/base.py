@@ -20,6 +20,7 @@ from .catalog import ModelInfo, lookup
 from .errors import http_error_message, is_error_body, is_retryable_status, non_stream_message
 from .retry import RetryPolicy
 from .sse import SSEDecoder
+from .transport import make_client
 from .wirejson import encode
 
 PEEK_LIMIT = 4096  # bytes read to decide whether a 200 body is an event stream
@@ -97,8 +98,7 @@ class HTTPModel:
         loop = asyncio.get_running_loop()
         if self._own_client is None or self._client_loop is not loop or self._own_client.is_closed:
             # plain http (a local server): skip loading the CA bundle, ~45 ms of start-up
-            self._own_client = httpx.AsyncClient(timeout=self.timeout,
-                                                 verify=not self.base_url.startswith("http://"))
+            self._own_client = make_client(self.timeout, verify=not self.base_url.startswith("http://"))
             self._client_loop = loop
         return self._own_client
 

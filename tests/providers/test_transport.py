@@ -1,0 +1,296 @@
+"""The lean HTTP/1.1 transport under httpx: keep-alive, abandoned and stale connections, framing,
+TLS, proxies, one body piece per network read."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import socket
+import ssl
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from owltui.agent.messages import UserMessage
+from owltui.agent.model import MessageAssembler, ModelRequest, StreamError
+from owltui.providers.openai_compat import OpenAICompatModel
+from owltui.providers.transport import LeanTransport, make_client, proxy_configured, request_head
+
+from .helpers import collect, fast_retry, run
+
+REQUEST = ModelRequest(system="s", messages=[UserMessage(text="hi")])
+
+
+def sse(*texts: str) -> bytes:
+    events = [b'data: {"choices":[{"index":0,"delta":{"content":"%s"},"finish_reason":null}]}\n\n' % t.encode()
+              for t in texts]
+    events.append(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+    return b"".join(events)
+
+
+def chunked(*pieces: bytes, end: bool = True) -> bytes:
+    return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in pieces) + (b"0\r\n\r\n" if end else b"")
+
+
+Respond = Callable[[socket.socket, int], bool]
+"""Writes the response to request number N on the socket; False closes the connection."""
+
+
+class KeepAliveServer:
+    """Threaded HTTP/1.1 server on loopback that keeps connections open unless told otherwise."""
+
+    def __init__(self, respond: Respond, wrap: ssl.SSLContext | None = None) -> None:
+        self.respond = respond
+        self.wrap = wrap
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.requests: list[bytes] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            if self.wrap is not None:
+                conn = self.wrap.wrap_socket(conn, server_side=True)
+            buf = b""
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    part = conn.recv(65536)
+                    if not part:
+                        return
+                    buf += part
+                head, _, buf = buf.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                while len(buf) < length:
+                    buf += conn.recv(65536)
+                with self.lock:
+                    self.requests.append(head + b"\r\n\r\n" + buf[:length])
+                    n = len(self.requests)
+                buf = buf[length:]
+                if not self.respond(conn, n):
+                    return
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+    @property
+    def url(self) -> str:
+        return f"{'https' if self.wrap else 'http'}://127.0.0.1:{self.port}/v1"
+
+
+HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+@pytest.fixture
+def served() -> Iterator[Callable[..., KeepAliveServer]]:
+    servers: list[KeepAliveServer] = []
+
+    def make(respond: Respond, wrap: ssl.SSLContext | None = None) -> KeepAliveServer:
+        servers.append(KeepAliveServer(respond, wrap))
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def model(url: str, **kw: object) -> OpenAICompatModel:
+    return OpenAICompatModel("m", api_key="k", base_url=url, retry=fast_retry(), **kw)  # type: ignore[arg-type]
+
+
+async def text(m: OpenAICompatModel) -> str:
+    """One call's text (or its error), keeping the model's client open (``collect`` closes it)."""
+    asm = MessageAssembler(m.name)
+    async for ev in m.stream(REQUEST):
+        if isinstance(ev, StreamError):
+            return ev.message
+        asm.feed(ev)
+    return asm.finish().text
+
+
+def test_a_model_keeps_one_connection_across_calls(served: Callable[..., KeepAliveServer]) -> None:
+    server = served(lambda conn, n: conn.sendall(HEAD + chunked(sse(f"r{n} ", "ok"))) is None)
+    m = model(server.url)
+
+    async def calls() -> list[str]:
+        out = [await text(m) for _ in range(5)]
+        await m.aclose()
+        return out
+
+    assert run(calls()) == [f"r{n} ok" for n in range(1, 6)]
+    assert server.connections == 1
+    assert b"POST /v1/chat/completions HTTP/1.1" in server.requests[0]
+
+
+def test_a_body_left_unfinished_closes_the_connection_without_waiting(
+        served: Callable[..., KeepAliveServer]) -> None:
+    def respond(conn: socket.socket, n: int) -> bool:
+        if n == 1:  # the stream ends ([DONE]) but the body never does: no final chunk
+            conn.sendall(HEAD + chunked(sse("first"), end=False))
+            time.sleep(2)
+            return False
+        conn.sendall(HEAD + chunked(sse("second")))
+        return True
+
+    server = served(respond)
+    m = model(server.url)
+
+    async def calls() -> tuple[str, str, float]:
+        start = time.perf_counter()
+        first = await text(m)
+        took = time.perf_counter() - start
+        second = await text(m)
+        await m.aclose()
+        return first, second, took
+
+    first, second, took = run(calls())
+    assert (first, second) == ("first", "second")
+    assert took < 1.0
+    assert server.connections == 2
+
+
+def test_a_stale_kept_connection_is_replaced_once(served: Callable[..., KeepAliveServer]) -> None:
+    # the server closes each connection right after answering, without saying so
+    server = served(lambda conn, n: conn.sendall(HEAD + chunked(sse(f"r{n}"))) is not None)
+    m = model(server.url)
+
+    async def calls() -> list[str]:
+        out = []
+        for _ in range(3):
+            out.append(await text(m))
+            await asyncio.sleep(0.05)  # let the close arrive, or not: both must work
+        await m.aclose()
+        return out
+
+    assert run(calls()) == ["r1", "r2", "r3"]
+    assert server.connections == 3
+
+
+def test_body_until_close_and_content_length(served: Callable[..., KeepAliveServer]) -> None:
+    def respond(conn: socket.socket, n: int) -> bool:
+        if n == 1:
+            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+                         + sse("until ", "close"))
+            return False
+        body = sse("with length")
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s"
+                     % (len(body), body))
+        return True
+
+    server = served(respond)
+    m = model(server.url)
+
+    async def calls() -> list[str]:
+        out = [await text(m) for _ in range(2)]
+        await m.aclose()
+        return out
+
+    assert run(calls()) == ["until close", "with length"]
+
+
+def test_one_body_piece_per_network_read(served: Callable[..., KeepAliveServer]) -> None:
+    pieces = [b"data: %d\n\n" % i for i in range(200)]
+    server = served(lambda conn, n: conn.sendall(HEAD + chunked(*pieces)) is None)
+
+    async def read() -> list[bytes]:
+        async with httpx.AsyncClient(transport=LeanTransport()) as client:
+            await asyncio.sleep(0)
+            async with client.stream("GET", server.url) as resp:
+                await asyncio.sleep(0.2)  # everything has arrived
+                return [chunk async for chunk in resp.aiter_raw()]
+
+    got = run(read())
+    assert b"".join(got) == b"".join(pieces)
+    assert len(got) < 5
+
+
+def test_idle_timeout_is_per_read(served: Callable[..., KeepAliveServer]) -> None:
+    def respond(conn: socket.socket, n: int) -> bool:
+        conn.sendall(HEAD)
+        for i in range(4):  # 4 × 0.15 s: longer than the timeout in all, never between two reads
+            time.sleep(0.15)
+            conn.sendall(chunked(b"data: %d\n\n" % i, end=False))
+        conn.sendall(b"0\r\n\r\n")
+        return True
+
+    server = served(respond)
+
+    async def read(limit: float) -> bytes:
+        async with httpx.AsyncClient(transport=LeanTransport(), timeout=httpx.Timeout(5, read=limit)) as client:
+            async with client.stream("GET", server.url) as resp:
+                return b"".join([chunk async for chunk in resp.aiter_raw()])
+
+    assert run(read(0.4)).count(b"data:") == 4
+    with pytest.raises(httpx.ReadTimeout):
+        run(read(0.05))
+
+
+def test_request_head_refuses_line_breaks() -> None:
+    ok = httpx.Request("POST", "http://x/v1", headers={"a": "b"}, content=b"{}")
+    assert request_head(ok).startswith(b"POST /v1 HTTP/1.1\r\n")
+    bad = httpx.Request("POST", "http://x/v1", headers={"a": "b\r\nx-injected: 1"})
+    with pytest.raises(httpx.LocalProtocolError):
+        request_head(bad)
+
+
+def test_proxies_go_through_httpx_own_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    assert not proxy_configured()
+    lean = make_client(httpx.Timeout(5), verify=False)
+    assert isinstance(lean._transport, LeanTransport)
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "localhost")
+    assert proxy_configured()
+    client = make_client(httpx.Timeout(5), verify=False)
+    assert not isinstance(client._transport, LeanTransport)
+    assert any(t is not None for t in client._mounts.values())  # httpx applies the proxy (and NO_PROXY)
+    run(lean.aclose())
+    run(client.aclose())
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_tls_verifies_with_the_context_httpx_builds(tmp_path: Path, served: Callable[..., KeepAliveServer],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
+                    "-out", str(cert)], check=True, capture_output=True)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    server = served(lambda conn, n: conn.sendall(HEAD + chunked(sse("secure"))) is None, wrap=ctx)
+    out = run(collect(model(server.url), REQUEST))
+    assert out.error is not None and "certificate verify failed" in out.error.message  # not trusted
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    m = model(server.url)
+
+    async def calls() -> list[str]:
+        texts = [await text(m) for _ in range(2)]
+        await m.aclose()
+        return texts
+
+    assert run(calls()) == ["secure", "secure"]
