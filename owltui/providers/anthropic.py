@@ -216,9 +216,13 @@ class _Wire:
 
 
 class AnthropicParser:
-    """Anthropic stream events → stream events (usage in message_delta is cumulative)."""
+    """Anthropic stream events → stream events (usage in message_delta is cumulative).
 
-    __slots__ = ("blocks", "has_content", "raw_stop", "terminal", "usage")
+    Text and thinking deltas are held back and joined: ``flush()`` (called once per network read)
+    and any other event deliver them as one delta; what is held back always comes out first.
+    """
+
+    __slots__ = ("blocks", "fresh", "has_content", "held", "parts", "raw_stop", "terminal", "usage")
 
     def __init__(self) -> None:
         self.terminal: StreamDone | StreamError | None = None
@@ -226,10 +230,22 @@ class AnthropicParser:
         self.usage: dict[str, int] = {}
         self.raw_stop: str | None = None
         self.blocks: dict[int, list[Any]] = {}  # index -> [type, got_input_delta, initial_input]
+        self.parts: list[str] = []  # text or thinking held back
+        self.held: int | None = None  # None: text; an index: that thinking block's
+        self.fresh = False  # the last event was held back (what it returned is in order already)
+
+    def flush(self) -> list[StreamEvent]:
+        """The text or thinking held back, as one delta."""
+        parts = self.parts
+        if not parts:
+            return _NONE
+        text = parts[0] if len(parts) == 1 else "".join(parts)
+        parts.clear()
+        return [text_delta(text) if self.held is None else thinking_delta(text, self.held)]
 
     def _bad(self, event: str, data: str, why: str) -> list[StreamEvent]:
         self.terminal = StreamError(message=bad_event_message("anthropic", event, data, why))
-        return _NONE
+        return self.flush()
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         try:
@@ -239,9 +255,22 @@ class AnthropicParser:
         if not isinstance(obj, dict):
             return self._bad(event, data, "not a JSON object")
         try:
-            return self._handle(obj)
+            out = self._handle(obj)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             return self._bad(event, data, f"missing or wrong field {exc}")
+        if self.fresh:
+            self.fresh = False
+            return out
+        if (out or self.terminal is not None) and self.parts:
+            return [*self.flush(), *out]
+        return out
+
+    def _hold(self, held: int | None, text: str) -> list[StreamEvent]:
+        out = self.flush() if self.held != held else _NONE
+        self.held = held
+        self.parts.append(text)
+        self.fresh = True
+        return out
 
     def _handle(self, obj: dict[str, Any]) -> list[StreamEvent]:
         kind = obj.get("type")
@@ -254,7 +283,10 @@ class AnthropicParser:
                 if not text:
                     return _NONE
                 self.has_content = True
-                return [text_delta(text)]
+                if self.held is None:
+                    self.parts.append(text)
+                    return _NONE
+                return self._hold(None, text)
             if dtype == "input_json_delta":
                 frag = delta.get("partial_json") or ""
                 block = self.blocks.get(index)
@@ -266,7 +298,7 @@ class AnthropicParser:
                 if not text:
                     return _NONE
                 self.has_content = True
-                return [thinking_delta(text, index)]
+                return self._hold(index, text)
             if dtype == "signature_delta":
                 return [ThinkingDelta.model_construct(signature=delta["signature"], block=index)]
             return _NONE  # citations_delta and future kinds
@@ -349,7 +381,7 @@ class AnthropicParser:
             else:
                 self.terminal = StreamError(message="anthropic: the stream ended before the response was "
                                                     "complete", retryable=True)
-        return _NONE
+        return self.flush()
 
 
 class AnthropicModel(HTTPModel):

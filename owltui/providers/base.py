@@ -43,6 +43,11 @@ class StreamParser(Protocol):
         """End of the byte stream; sets ``terminal`` (done if the response was complete, else error)."""
         ...
 
+    def flush(self) -> list[StreamEvent]:
+        """Text or thinking held back to be joined (``feed`` joins the deltas of one network read);
+        a parser delivers it before any later event and when it sets ``terminal``."""
+        ...
+
 
 class HTTPModel:
     """Base of the HTTP providers. ``name`` is ``provider:model``."""
@@ -147,12 +152,15 @@ class HTTPModel:
                         parser = self.new_parser()
                         decoder = SSEDecoder()
                         feed = parser.feed
+                        flush = parser.flush
                         async for chunk in _chain(head, chunks):
                             for name, data in decoder.feed(chunk):
                                 for ev in feed(name, data):
                                     yield ev
                                 if parser.terminal is not None:
                                     break
+                            for ev in flush():  # the text of one network read: one delta
+                                yield ev
                             if parser.terminal is not None:
                                 break
                         else:

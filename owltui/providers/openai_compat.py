@@ -44,6 +44,7 @@ STOP_REASONS: dict[str, StopReason] = {
 }
 _RETRYABLE_CODES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _NONE: list[StreamEvent] = []
+_TEXT, _THINKING = 0, 1  # what OpenAIParser holds back
 _TOOLS, _CHOICE, _MESSAGES = wire_key("tools"), wire_key("tool_choice"), wire_key("messages")
 
 
@@ -191,10 +192,15 @@ def _complete_json(parts: list[str]) -> bool:
 
 
 class OpenAIParser:
-    """Chat Completions chunks → stream events."""
+    """Chat Completions chunks → stream events.
 
-    __slots__ = ("by_pid", "by_pindex", "calls", "current", "finish", "has_content", "terminal", "usage",
-                 "used_ids")
+    Text and reasoning are held back and joined: ``flush()`` (called once per network read) and any
+    other event (a tool call, the end) deliver them as one delta, so a read that brought 300 tokens
+    makes one event, not 300. What is held back always comes out before anything that followed it.
+    """
+
+    __slots__ = ("by_pid", "by_pindex", "calls", "current", "finish", "has_content", "kind", "parts",
+                 "terminal", "usage", "used_ids")
 
     def __init__(self) -> None:
         self.terminal: StreamDone | StreamError | None = None
@@ -206,10 +212,27 @@ class OpenAIParser:
         self.by_pindex: dict[int, _Call] = {}
         self.current: _Call | None = None
         self.used_ids: set[str] = set()
+        self.parts: list[str] = []  # text or reasoning held back
+        self.kind = _TEXT
+
+    def flush(self) -> list[StreamEvent]:
+        """The text or reasoning held back, as one delta."""
+        parts = self.parts
+        if not parts:
+            return _NONE
+        text = parts[0] if len(parts) == 1 else "".join(parts)
+        parts.clear()
+        return [text_delta(text) if self.kind == _TEXT else thinking_delta(text, 0)]
+
+    def _hold(self, kind: int, text: str) -> list[StreamEvent]:
+        out = self.flush() if self.kind != kind else _NONE
+        self.kind = kind
+        self.parts.append(text)
+        return out
 
     def _bad(self, event: str, data: str, why: str) -> list[StreamEvent]:
         self.terminal = StreamError(message=bad_event_message("openai", event, data, why))
-        return _NONE
+        return self.flush()
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         try:
@@ -231,9 +254,13 @@ class OpenAIParser:
                     self.finish = finish
                 if delta:
                     content = delta.get("content")
-                    if content and (len(delta) == 1 or (len(delta) == 2 and "role" in delta)):  # hot path
+                    if (content and type(content) is str
+                            and (len(delta) == 1 or (len(delta) == 2 and "role" in delta))):  # hot path
                         self.has_content = True
-                        return [text_delta(content)]
+                        if self.kind == _TEXT:
+                            self.parts.append(content)
+                            return _NONE
+                        return self._hold(_TEXT, content)
                     return self._delta(delta, content)
                 return _NONE
             if "error" in obj:
@@ -252,21 +279,25 @@ class OpenAIParser:
         else:
             message, retryable = str(err), False
         self.terminal = StreamError(message=f"openai: {message}", retryable=bool(retryable))
-        return _NONE
+        return self.flush()
 
     def _delta(self, delta: dict[str, Any], content: Any) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning and isinstance(reasoning, str):
             self.has_content = True
-            out.append(thinking_delta(reasoning, 0))
+            out += self._hold(_THINKING, reasoning)
         if content and isinstance(content, str):
             self.has_content = True
-            out.append(text_delta(content))
+            out += self._hold(_TEXT, content)
         calls = delta.get("tool_calls")
         if calls:
+            tools: list[StreamEvent] = []
             for tc in calls:
-                self._tool_delta(tc, out)
+                self._tool_delta(tc, tools)
+            if tools:
+                out += self.flush()
+                out += tools
         return out
 
     def _new_call(self, pid: str | None, pindex: int | None, out: list[StreamEvent]) -> _Call:
@@ -320,7 +351,7 @@ class OpenAIParser:
                 out.append(ToolCallDelta(index=call.our, arguments=args))
 
     def _finish(self) -> list[StreamEvent]:
-        out: list[StreamEvent] = []
+        out: list[StreamEvent] = list(self.flush())
         for call in self.calls:
             if call.name is None:
                 call.name = ""
@@ -348,11 +379,11 @@ class OpenAIParser:
 
     def end(self) -> list[StreamEvent]:
         if self.terminal is not None:
-            return _NONE
+            return self.flush()
         if self.finish is None:
             self.terminal = StreamError(message="openai: the stream ended before the response was complete",
                                         retryable=True)
-            return _NONE
+            return self.flush()
         return self._finish()
 
 
