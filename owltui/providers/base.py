@@ -73,6 +73,7 @@ class HTTPModel:
         self._client = client
         self._own_client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._url: tuple[str, httpx.URL] | None = None
 
     @property
     def name(self) -> str:
@@ -113,6 +114,13 @@ class HTTPModel:
             client, self._own_client = self._own_client, None
             await client.aclose()
 
+    def _parsed(self, url: str) -> httpx.URL:
+        """``url`` parsed once (httpx parses a string on every request)."""
+        cached = self._url
+        if cached is None or cached[0] != url:
+            cached = self._url = (url, httpx.URL(url))
+        return cached[1]
+
     def _with_cost(self, done: StreamDone) -> StreamDone:
         done.usage.cost = self.info.cost(done.usage, input_includes_cache=self.input_includes_cache)
         return done
@@ -131,7 +139,7 @@ class HTTPModel:
             parser: StreamParser | None = None
             failure: str
             try:
-                async with self._http().stream("POST", url, content=payload, headers=headers,
+                async with self._http().stream("POST", self._parsed(url), content=payload, headers=headers,
                                                timeout=self.timeout) as resp:
                     status = resp.status_code
                     if status >= 300:
