@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="continue the most recent session of this directory")
     p.add_argument("--resume", metavar="ID", help="continue session ID")
     p.add_argument("--no-session", action="store_true", help="write no session file")
+    p.add_argument("--mcp-config", type=Path, metavar="FILE",
+                   help="MCP servers from FILE (.mcp.json format); naming it approves it for this run")
     p.add_argument("--sandbox", choices=("workspace-write", "read-only", "off"),
                    help="kernel sandbox of the commands tools run (default workspace-write)")
     return p
@@ -73,7 +75,7 @@ def options_from(args: argparse.Namespace, interactive: bool = True) -> Options:
     return Options(provider=args.provider, model=args.model, base_url=args.base_url, yes=args.yes,
                    max_rounds=args.max_rounds, continue_session=args.continue_session, resume=args.resume,
                    no_session=args.no_session, workspace=Path.cwd(), interactive=interactive,
-                   permission_mode=args.permission_mode, sandbox=args.sandbox)
+                   permission_mode=args.permission_mode, sandbox=args.sandbox, mcp_config=args.mcp_config)
 
 
 def _fail(message: str, code: int = 1) -> int:

@@ -47,6 +47,9 @@ class Config(BaseModel):
     sandbox_writable: list[str] = Field(default_factory=list)  # more places commands may write
     sandbox_network: bool = True  # false: commands may not open TCP connections (Landlock ABI 4)
     env_keep: list[str] = Field(default_factory=list)  # secret-looking variables commands still get
+    # MCP servers and settings (the [mcp] table; validated by owltui.tools.mcp.McpSettings when the
+    # runtime is built, so reading the config never imports the MCP package)
+    mcp: dict[str, Any] = Field(default_factory=dict)
 
 
 # environment variable -> config key (API keys and base URLs are read by the provider resolver)

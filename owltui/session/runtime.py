@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -37,9 +38,12 @@ from .store import SessionStore
 if TYPE_CHECKING:
     from owltui.tools.freeze import Freezer
     from owltui.tools.jobs import JobEvent, JobManager
+    from owltui.tools.mcp import McpSource
     from owltui.tools.permissions import PermissionPolicy
     from owltui.tools.sandbox import SandboxPolicy
 
+    from .input_history import InputHistory
+    from .mentions import MentionCompleter
     from .sources import ToolSource
 
 Warn = Callable[[str], None]
@@ -65,6 +69,7 @@ class Options:
     interactive: bool = True  # False for print mode: nobody can approve
     permission_mode: str | None = None
     sandbox: str | None = None  # --sandbox: workspace-write | read-only | off
+    mcp_config: Path | None = None  # --mcp-config FILE: MCP servers (.mcp.json format), approved
 
 
 class Runtime:
@@ -91,6 +96,7 @@ class Runtime:
         self.freezer: Freezer | None = None  # stops tool processes while the gate is closed
         self.sandbox: SandboxPolicy | None = None  # what confines the commands tools start
         self.sources: list[ToolSource] = []
+        self.mcp: McpSource | None = None  # the MCP servers' tool source, when any are configured
         self._tg: TaskGroup | None = None
         self._unsubscribe: list[Callable[[], None]] = []
         self._changed: list[anyio.Event] = []
@@ -111,6 +117,23 @@ class Runtime:
 
     def tool_names(self) -> list[str]:
         return sorted(self.agent.config.all_tools())
+
+    @cached_property
+    def input_history(self) -> InputHistory:
+        """What the user typed in this workspace (Up/Down, Ctrl+R), secrets scrubbed."""
+        from .input_history import InputHistory
+
+        redactor = self.agent.config.services.get("redactor")
+        scrub = redactor.scrub if isinstance(redactor, Redactor) else None
+        return InputHistory(self.workspace, env=self.env, scrub=scrub)
+
+    @cached_property
+    def mentions(self) -> MentionCompleter:
+        """Completion for ``@path`` over the workspace's files (read-denied ones left out)."""
+        from .mentions import MentionCompleter
+
+        denied = self.permissions.read_denied if self.permissions is not None else None
+        return MentionCompleter(self.workspace, denied)
 
     def saved_sessions(self) -> list[SessionInfo]:
         """This directory's saved sessions, newest first (``/sessions``)."""
@@ -201,6 +224,23 @@ class Runtime:
         assert tg is not None
         tg.cancel_scope.cancel()
         return await tg.__aexit__(exc_type, exc, tb)
+
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, Any]], name: str = "") -> bool:
+        """Run ``fn`` in the runtime's task group: work a command started that outlives its reply
+        (a ``!`` command, ``/init``). False when the runtime is not started or already closed."""
+        if self._tg is None or self._closed:
+            return False
+        self._tg.start_soon(fn, name=name or None)
+        return True
+
+    async def fix_tools(self) -> None:
+        """Before the first request: wait (bounded) for the MCP servers, then fix the tool list
+        for the session, sorted, so every request keeps the cached prefix."""
+        from .sources import collect_tools
+
+        if self.mcp is not None:
+            await self.mcp.wait_ready()
+        self.agent.config.set_tools(collect_tools(self.sources))
 
     def add_sources(self, sources: Sequence[ToolSource]) -> None:
         """Tool sources to start with the runtime and close with it (their tools are fixed at build)."""
@@ -406,8 +446,35 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
         builtin = builtin_source()
         sources: list[ToolSource] = [builtin, task_source(lambda: runtime.agent.config.model,
                                                           builtin.tools(), workspace)]
+        runtime.mcp = _mcp_source(config, options, env, warn)
+        if runtime.mcp is not None:
+            sources.append(runtime.mcp)
+            agent.before_first_run = runtime.fix_tools  # MCP tools join before the first request
     else:
         sources = [StaticSource("given", tools)]
     runtime.add_sources(sources)
     agent.config.set_tools(collect_tools(runtime.sources))
     return runtime
+
+
+def _mcp_source(config: Config, options: Options, env: Mapping[str, str], warn: Warn) -> McpSource | None:
+    """The session's MCP servers (``.mcp.json`` once approved, ``[mcp.servers.NAME]``,
+    ``--mcp-config FILE``); None when nothing is configured. Nothing starts here."""
+    workspace = options.workspace
+    if not config.mcp and options.mcp_config is None and not (workspace / ".mcp.json").is_file():
+        return None  # the common case: the MCP package is not even imported
+    from pydantic import ValidationError
+
+    from owltui.tools.mcp import McpConfigError, McpSettings, mcp_source
+    try:
+        settings = McpSettings.model_validate(config.mcp)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"[mcp] in the config file: {where}: {first['msg']}.") from None
+    from .paths import data_dir
+
+    try:
+        return mcp_source(workspace, settings, options.mcp_config, env, warn, data_dir(env))
+    except McpConfigError as exc:
+        raise ConfigError(str(exc)) from None

@@ -162,6 +162,8 @@ class PermissionPolicy:
         free = (name in FREE_TOOLS) if read_only is None else (read_only or name in FREE_TOOLS)
         if self.mode == "read-only" and (not free or name == "bash"):
             return Review("refuse", f"Refused: OwlTUI is in read-only mode, so {name} cannot run.")
+        if name.startswith("mcp__"):
+            return self._review_mcp(name, free)
         if name == "bash":
             command = call.arguments.get("command")
             if not isinstance(command, str):
@@ -202,6 +204,17 @@ class PermissionPolicy:
         rules = [escape_glob(subject)] if subject is not None and path is not None else ["*"]
         return Review("ask", f"{name} {subject}" if subject else f"run {name}", rules=rules)
 
+    def _review_mcp(self, name: str, free: bool) -> Review:
+        """MCP tools ask by default; ``[allow] mcp = ["SERVER/*", "SERVER/TOOL"]``, deny likewise."""
+        from .mcp.names import proposed_rule, rule_subject, rule_verdict
+
+        verdict = rule_verdict(name, self.rules.allow.get("mcp", []), self.rules.deny.get("mcp", []))
+        if verdict == "deny":
+            return Review("refuse", f"Refused: a [deny] mcp rule in {RULES_FILE} blocks {rule_subject(name)}.")
+        if verdict == "allow" or free or self.mode == "yolo":
+            return Review("allow")
+        return Review("ask", f"run {name}", rules=[proposed_rule(name) or "*"])
+
     async def check(self, call: ToolCall, read_only: bool) -> str | None:
         verdict = self.review(call, read_only)
         if verdict.decision == "allow":
@@ -216,7 +229,7 @@ class PermissionPolicy:
             return f"Refused: the user denied this call ({reason})."
         if answer == "always" and verdict.rules:
             try:
-                self.save_rules(call.name, verdict.rules)
+                self.save_rules("mcp" if call.name.startswith("mcp__") else call.name, verdict.rules)
             except OSError as exc:
                 log.warning("could not save the permission rule: %s", exc)
         return None

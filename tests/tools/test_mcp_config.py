@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import anyio
 import mcp_types as types
@@ -307,6 +308,34 @@ async def test_mcp_tools_ask_by_default_and_read_only_ones_are_free_only_when_tr
     refusal = await policy.check(call, False)
     assert refusal is not None and "needs approval" in refusal
     assert await policy.check(call, True) is None  # a tool the source marked read_only runs freely
+
+
+async def test_mcp_rules_allow_and_deny_by_server_and_tool_and_always_saves_one(ws: Path) -> None:
+    (ws / ".owltui").mkdir(exist_ok=True)
+    (ws / ".owltui" / "permissions.toml").write_text(
+        '[allow]\nmcp = ["time/*"]\n[deny]\nmcp = ["git/git_push"]\n')
+    policy = PermissionPolicy(ws, "yolo", None)
+    time_call = ToolCall(id="c", name="mcp__time__get_current_time", arguments={})
+    push = ToolCall(id="d", name="mcp__git__git_push", arguments={})
+    status = ToolCall(id="e", name="mcp__git__git_status", arguments={})
+    assert await policy.check(time_call, False) is None
+    refusal = await policy.check(push, False)
+    assert refusal is not None and "git/git_push" in refusal  # deny wins over --yes
+    assert await policy.check(status, False) is None  # yolo: not denied
+    asking = PermissionPolicy(ws, "ask", None)
+    assert await asking.check(time_call, False) is None  # allowed by its server rule
+    review = asking.review(status, False)
+    assert review.decision == "ask" and review.rules == ["git/git_status"]
+
+    async def always(call: ToolCall, reason: str) -> Literal["always"]:
+        return "always"
+
+    saving = PermissionPolicy(ws, "ask", always)
+    assert await saving.check(status, False) is None
+    import tomllib
+
+    saved = tomllib.loads((ws / ".owltui" / "permissions.toml").read_text())
+    assert saved["allow"]["mcp"] == ["time/*", "git/git_status"]
 
 
 # ---- the start-up path -----------------------------------------------------------------------------
