@@ -13,7 +13,9 @@ as a fresh process:
 
 The marginal cost of one more round is (T(150) - T(10)) / 140, of one more event
 (T(40,000) - T(4,000)) / 36,000: start-up cancels out. Runs alternate (owltui, floor, owltui, …);
-the ratio is reported per pair with its median and spread. Measure with .pyc files present.
+the ratio is reported per pair with its median and spread, with the load average. Peak RSS of the
+150-round runs (each child's own ``ru_maxrss``) is compared the same way. Measure with .pyc files
+present (the driver unsets ``PYTHONDONTWRITEBYTECODE`` for its children).
 
     python bench/e2e_rounds.py [--pairs 5] [--rounds 10 150] [--events 4000 40000]
 """
@@ -160,11 +162,25 @@ def owltui_cmd() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "owltui.cli"]
 
 
-def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
-    start = time.perf_counter()
-    subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True,
-                   stdin=subprocess.DEVNULL)
-    return time.perf_counter() - start
+PEAKS: dict[str, list[float]] = {}
+
+
+def timed(cmd: list[str], env: dict[str, str], cwd: Path, label: str = "") -> float:
+    """Wall time of one run; its peak RSS (MB: ru_maxrss of that child alone, from wait4) is noted
+    under ``label``."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err,
+                                stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode:
+            err.seek(0)
+            raise subprocess.CalledProcessError(proc.returncode, cmd, stderr=err.read())
+    if label:
+        PEAKS.setdefault(label, []).append(usage.ru_maxrss / 1024)
+    return elapsed
 
 
 def main() -> None:
@@ -190,15 +206,18 @@ def main() -> None:
             while not (work / "port").exists():
                 time.sleep(0.01)
             url = f"http://127.0.0.1:{(work / 'port').read_text()}/v1"
-            env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+            env = {k: v for k, v in os.environ.items()
+                   if not k.endswith("_API_KEY") and k != "PYTHONDONTWRITEBYTECODE"}
             env.update(XDG_DATA_HOME=str(work / "data"), XDG_CONFIG_HOME=str(work / "cfg"), OPENAI_API_KEY="x")
 
             def ours(model: str) -> float:
                 return timed([*owltui_cmd(), "-p", "go", "--provider", "openai", "--model", model,
-                              "--base-url", url, "--yes", "--no-session", "--max-rounds", "1000"], env, work)
+                              "--base-url", url, "--yes", "--no-session", "--max-rounds", "1000"], env, work,
+                             f"owltui {model}")
 
             def theirs(model: str) -> float:
-                return timed([sys.executable, __file__, "--floor", url, model, str(work)], env, work)
+                return timed([sys.executable, __file__, "--floor", url, model, str(work)], env, work,
+                             f"floor {model}")
 
             ours("rounds-1")  # warm caches; captures the request shape for the floor
             for label, (lo, hi), kind in (("round", args.rounds, "rounds"), ("event", args.events, "events")):
@@ -213,7 +232,14 @@ def main() -> None:
                     ratios.append(a / b)
                 print(f"per {label}: owltui {statistics.median(per_ours):8.1f} µs, floor "
                       f"{statistics.median(per_floor):8.1f} µs, ratio median {statistics.median(ratios):.2f}× "
-                      f"(spread {min(ratios):.2f}–{max(ratios):.2f}×, {args.pairs} alternating pairs)")
+                      f"(spread {min(ratios):.2f}–{max(ratios):.2f}×, {args.pairs} alternating pairs, "
+                      f"load {os.getloadavg()[0]:.2f})", flush=True)
+            hi = args.rounds[1]
+            ours_rss, floor_rss = PEAKS[f"owltui rounds-{hi}"], PEAKS[f"floor rounds-{hi}"]
+            rss = [a / b for a, b in zip(ours_rss, floor_rss, strict=True)]
+            print(f"peak RSS over {hi} rounds: owltui {statistics.median(ours_rss):.1f} MB, floor "
+                  f"{statistics.median(floor_rss):.1f} MB, ratio median {statistics.median(rss):.2f}× "
+                  f"(spread {min(rss):.2f}–{max(rss):.2f}×)")
         finally:
             server.kill()
 
