@@ -171,17 +171,37 @@ class Emit(Protocol):
 
 
 class Emitter:
-    """Synchronous fan-out. Listeners must be quick (queue work, don't do it)."""
+    """Synchronous fan-out. Listeners must be quick (queue work, don't do it).
+
+    Listeners say whether they read ``message_delta`` events (``subscribe(fn, deltas=...)``, or an
+    attribute ``fn.wants_deltas``; yes by default). ``wants_deltas`` is whether any listener does:
+    when none does (print mode's text output, with the stats), the loop builds no delta events at
+    all. ``message_delta`` is "zero or more" in the contract, and every ``message_end`` carries the
+    whole text, so a listener that asked for deltas still gets every one of them.
+    """
 
     def __init__(self) -> None:
         self._listeners: list[Listener] = []
+        self._delta_listeners: list[Listener] = []
 
-    def subscribe(self, fn: Listener) -> Callable[[], None]:
+    @property
+    def wants_deltas(self) -> bool:
+        """Whether any listener reads ``message_delta`` events."""
+        return bool(self._delta_listeners)
+
+    def subscribe(self, fn: Listener, *, deltas: bool | None = None) -> Callable[[], None]:
+        """Add a listener; ``deltas``: whether it reads ``message_delta`` (None: its
+        ``wants_deltas`` attribute, else yes). Returns the function that removes it."""
         self._listeners.append(fn)
+        wants = getattr(fn, "wants_deltas", True) if deltas is None else deltas
+        if wants:
+            self._delta_listeners.append(fn)
 
         def unsubscribe() -> None:
             if fn in self._listeners:
                 self._listeners.remove(fn)
+                if wants and fn in self._delta_listeners:
+                    self._delta_listeners.remove(fn)
 
         return unsubscribe
 

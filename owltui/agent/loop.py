@@ -195,15 +195,17 @@ class Loop:
                            max_output_tokens=cfg.max_output_tokens)
         asm = MessageAssembler(cfg.model.name)
         self._emit(MessageStart)
+        deltas = getattr(self.emitter, "wants_deltas", True)  # no listener draws them: none built
         error: str | None = None
         try:
             async for ev in cfg.model.stream(req):
                 if isinstance(ev, TextDelta):
                     asm.feed(ev)
-                    self._emit(MessageDelta, text=ev.text)
+                    if deltas:
+                        self._emit(MessageDelta, text=ev.text)
                 elif isinstance(ev, ThinkingDelta):
                     asm.feed(ev)
-                    if ev.text:
+                    if ev.text and deltas:
                         self._emit(MessageDelta, thinking=ev.text)
                 elif isinstance(ev, StreamError):
                     error = ev.message

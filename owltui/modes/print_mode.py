@@ -33,6 +33,7 @@ class _Progress:
     def __init__(self, err: TextIO | None, jsonl: JsonLines | None) -> None:
         self.err = err
         self.jsonl = jsonl
+        self.wants_deltas = jsonl is not None  # the text output draws no deltas: none are built
         self._steps: dict[type[Event], Callable[[Any], None]] = {
             ToolStart: self._tool_start, Retry: self._notice, JobStarted: self._notice,
             JobFinished: self._notice,

@@ -49,7 +49,7 @@ class RunStats:
         """Apply every event of ``emitter`` and recount on every change of ``inbox``; returns the
         function that stops both."""
         self.count_queue(inbox)
-        stop_events = emitter.subscribe(self.apply)
+        stop_events = emitter.subscribe(self.apply, deltas=False)  # counters: no use for deltas
         stop_inbox = inbox.subscribe(lambda *_: self.count_queue(inbox))
 
         def stop() -> None:
