@@ -31,10 +31,13 @@ from .base import Params
 from .freeze import Freezer
 from .jobs import JobManager, escaped_note, job_result
 from .proc import Proc, Scrubber, default_spill_dir
-from .reaper import REAPER
+from .reaper import REAPER, Escapee, read_cmdline
 from .sandbox import SandboxPolicy
 
 Rerun = Callable[[str, str, str], Awaitable[bool]]
+
+LAUNCHERS = frozenset({"nohup", "setsid", "env", "nice", "ionice", "stdbuf", "chrt", "taskset"})
+EXEC_GRACE = 0.2
 
 DEFAULT_TIMEOUT = 90.0
 MAX_TIMEOUT = 600.0
@@ -68,6 +71,29 @@ def sandbox_for(ctx: ToolContext) -> SandboxPolicy:
 def scrubber_for(ctx: ToolContext) -> Scrubber | None:
     scrubber = ctx.service("redactor")
     return scrubber if hasattr(scrubber, "scrub") and hasattr(scrubber, "longest") else None
+
+
+def _launching(esc: Escapee, proc: Proc) -> bool:
+    """Still a fork of the command's shell, or a launcher (``nohup``, ``setsid``) before its exec?"""
+    if esc.command == " ".join(proc.argv):
+        return True
+    first = esc.command.split(" ", 1)[0]
+    return first.rsplit("/", 1)[-1] in LAUNCHERS
+
+
+async def _let_escapees_exec(proc: Proc, within: float = EXEC_GRACE) -> None:
+    """What a command leaves running is often a fork that execs its program a moment after the
+    shell ended (``nohup x &``): give it that moment (at most ``within`` s), so the listing names
+    the program rather than the shell or the launcher."""
+    deadline = time.monotonic() + within
+    REAPER.scan()
+    while True:
+        pending = [e for e in REAPER.escapees(proc.token) if _launching(e, proc)]
+        if not pending or time.monotonic() >= deadline:
+            return
+        await anyio.sleep(0.005)
+        for esc in pending:
+            esc.command = read_cmdline(esc.pid)
 
 
 def _finished(proc: Proc, jobs: JobManager | None, killed_after: float | None = None) -> ToolOutput:
@@ -176,6 +202,7 @@ class BashTool:
                     await self._follow(proc, ctx, clock() + cap, clock)
                     tg.cancel_scope.cancel()
             if proc.done:
+                await _let_escapees_exec(proc)
                 return _finished(proc, jobs)
             if ctx.cancel.cancelled:
                 await proc.terminate()

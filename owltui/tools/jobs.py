@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
+import queue
 import shutil
 import tempfile
 import threading
@@ -134,7 +135,7 @@ class EscapedJob:
         self.id = job_id
         self.pid = esc.pid
         self.start = esc.start
-        self.command = esc.command
+        self._esc = esc
         self.origin = esc.origin_command
         self.started = esc.found
         self.exit_code: int | None = None
@@ -144,6 +145,11 @@ class EscapedJob:
     @property
     def running(self) -> bool:
         return not self._ended.is_set()
+
+    @property
+    def command(self) -> str:
+        """Its command line (from /proc, refreshed while it runs)."""
+        return self._esc.command
 
     def info(self) -> JobInfo:
         return JobInfo(self.id, self.command, self.running, self.exit_code, self.started, "escaped", self.pid)
@@ -222,9 +228,13 @@ class JobManager:
         self._jobs: dict[str, AnyJob] = {}
         self._next = 1
         self._procs: dict[str, Proc] = {}  # token -> command run under this manager
+        self._settled: set[str] = set()  # tokens of commands whose end was handled
         self._loop_token: object | None = None
         self._loop_thread: int | None = None
         self._closed = False
+        self._mail: queue.Queue[tuple[Callable[..., None], tuple[Any, ...]]] = queue.Queue()
+        self._courier: threading.Thread | None = None
+        self._courier_lock = threading.Lock()
         self._unsubscribe = REAPER.subscribe(self._found, self._ended)
         atexit.register(self.kill_all)
 
@@ -236,14 +246,34 @@ class JobManager:
                 self._loop_thread = threading.get_ident()
 
     def _in_loop(self, fn: Callable[..., None], *args: Any) -> None:
-        """Run ``fn`` in the event-loop thread (directly when already there or the loop is gone)."""
+        """Run ``fn`` in the event-loop thread: directly when already there, else queued for a
+        courier thread that hands it over, so the reaper's thread never waits for the loop."""
         if self._loop_token is None or threading.get_ident() == self._loop_thread:
             fn(*args)
             return
-        try:
-            anyio.from_thread.run_sync(fn, *args, token=self._loop_token)  # type: ignore[arg-type]
-        except RuntimeError:  # the event loop is gone
-            fn(*args)
+        self._mail.put((fn, args))
+        with self._courier_lock:
+            if self._courier is None or not self._courier.is_alive():
+                self._courier = threading.Thread(target=self._deliver, name="owltui-courier", daemon=True)
+                self._courier.start()
+
+    def _deliver(self) -> None:
+        while True:
+            try:
+                fn, args = self._mail.get(timeout=1.0)
+            except queue.Empty:
+                with self._courier_lock:
+                    if self._mail.empty():
+                        self._courier = None
+                        return
+                continue
+            try:
+                anyio.from_thread.run_sync(fn, *args, token=self._loop_token)  # type: ignore[arg-type]
+            except RuntimeError:  # the event loop is gone
+                with contextlib.suppress(Exception):
+                    fn(*args)
+            except Exception:
+                log.exception("job manager update failed")
 
     def _emit(self, event: JobEvent) -> None:
         if self.on_event is None:
@@ -308,7 +338,8 @@ class JobManager:
 
     def _collect(self, proc: Proc) -> tuple[list[EscapedJob], list[EscapedJob]]:
         self.watch(proc)
-        REAPER.scan()
+        REAPER.scan()  # what it finds is taken below (not announced by ``_found``: not settled yet)
+        self._settled.add(proc.token)
         entries: list[EscapedJob] = []
         fresh: list[EscapedJob] = []
         for esc in REAPER.escapees(proc.token):
@@ -335,8 +366,7 @@ class JobManager:
             self._emit(JobEvent("started", entry.id, entry.command, escaped=True, pid=entry.pid))
 
     def _found(self, esc: Escapee) -> None:  # any thread
-        proc = self._procs.get(esc.token)
-        if proc is not None and proc.done:  # while the command runs it is part of the command
+        if esc.token in self._settled:  # until its command's end is handled it is part of the command
             self._in_loop(self._found_late, esc)
 
     def _found_late(self, esc: Escapee) -> None:

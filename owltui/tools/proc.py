@@ -282,8 +282,9 @@ class Proc:
         self._version = 0
         self._done = False
         self._listeners: list[Callable[[Proc], None]] = []
+        self.argv = [_shell(), "-c", command]
         self._popen = subprocess.Popen(
-            [_shell(), "-c", command],
+            self.argv,
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -269,6 +269,7 @@ class Reaper:
         self._seen: dict[int, tuple[int, str]] = {}  # pid -> (start, token), seen under a live shell
         self._escapees: dict[int, Escapee] = {}  # adopted and alive when last looked at
         self._zombies: dict[tuple[int, int], float] = {}  # unattributed zombies: first seen (monotonic)
+        self._strays: set[tuple[int, int]] = set()  # live unattributed children in other sessions
         self._doomed: set[int] = set()  # being killed: not reported as found
         self._found: list[Listener] = []
         self._ended: list[Listener] = []
@@ -318,9 +319,13 @@ class Reaper:
             return [e for e in self._escapees.values() if not e.ended and (token is None or e.token == token)]
 
     # ---- the watcher thread ---------------------------------------------------------------------
+    def _urgent(self) -> bool:
+        return bool(self._escapees or any(not o.shell_reaped for o in self._origins.values()))
+
     def _busy(self) -> bool:
-        return bool(self._escapees or self._zombies
-                    or any(not o.shell_reaped for o in self._origins.values()))
+        """Anything to watch: commands, escaped processes (every ``SCAN_INTERVAL``), or processes
+        nobody claimed that may become zombies to reap (every second)."""
+        return bool(self._zombies or self._strays) or self._urgent()
 
     def _wake(self) -> None:
         with self._lock:
@@ -340,7 +345,8 @@ class Reaper:
             except Exception:
                 log.exception("reaper scan failed")
             with self._cond:
-                self._cond.wait(SCAN_INTERVAL if _children_files is not False else 4 * SCAN_INTERVAL)
+                fast = self._urgent() and _children_files is not False
+                self._cond.wait(SCAN_INTERVAL if fast else 4 * SCAN_INTERVAL)
 
     # ---- scanning -------------------------------------------------------------------------------
     def _attribute(self, st: Stat, tokens: dict[str, Origin]) -> str | None:
@@ -396,10 +402,13 @@ class Reaper:
                         if esc is not None:
                             ended.append(self._end(esc, code))
                     continue
-                if esc is not None:
+                if esc is not None:  # a fork that had not exec'd yet when found shows its program now
+                    esc.command = read_cmdline(pid)
                     continue
                 token = self._attribute(st, origins)
                 if token is None or token not in origins:
+                    if st.sid != my_sid:  # may be a setsid'd orphan whose mark is gone: reap it later
+                        self._strays.add((pid, st.start))
                     continue
                 esc = Escapee(pid, st.start, st.sid, token, read_cmdline(pid), origins[token].command,
                               time.time())
@@ -413,6 +422,8 @@ class Reaper:
                 if pid not in kids:  # gone without a zombie we could see (reaped elsewhere)
                     ended.append(self._end(esc, None))
             self._prune(origins, kids, live_shells)
+            if self._busy():
+                self._wake()
         for esc in found:
             for fn in tuple(self._found):
                 self._call(fn, esc)
@@ -464,6 +475,7 @@ class Reaper:
             self._by_sid = {sid: t for sid, t in self._by_sid.items()
                             if t in tokens or sid in sids}
             self._zombies = {k: v for k, v in self._zombies.items() if k[0] in kids}
+            self._strays = {k for k in self._strays if k[0] in kids and k not in self._zombies}
 
     # ---- trees ----------------------------------------------------------------------------------
     def tree(self, token: str) -> set[int]:
@@ -504,6 +516,8 @@ class Reaper:
             return alive
 
         try:
+            gather()  # before any signal (remembered in ``everyone``): a dying parent hands its
+            # children over to OwlTUI meanwhile, and one look could miss them in transit
             for pgid in pgids:
                 _signal_group(pgid, signal.SIGTERM)
                 _signal_group(pgid, signal.SIGCONT)
