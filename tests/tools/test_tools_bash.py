@@ -1,4 +1,6 @@
 import os
+import re
+import sys
 import time
 from pathlib import Path
 
@@ -204,3 +206,74 @@ async def test_proc_reports_signal_exit(ws: Path, tmp_path: Path) -> None:
     proc = Proc("kill -9 $$", ws, tmp_path)
     assert await proc.wait(5)
     assert proc.exit_code == 137
+
+
+TQDM = r"""
+import sys, time
+for i in range(1, 401):
+    sys.stdout.write("\r%5d/400 |%-20s| %3d%% [00:0%d<00:00, 123.45it/s]" % (i, "#" * (i // 20), i // 4, i % 10))
+    sys.stdout.flush()
+    if i % 50 == 0:
+        time.sleep(0.01)
+sys.stdout.write("\ndone\n")
+"""
+
+
+@pytest.mark.parametrize("scrubbed", [False, True])
+async def test_progress_bar_frames_reduce_to_the_last_frame_at_any_size(
+    make_ctx: MakeCtx, ws: Path, scrubbed: bool
+) -> None:
+    """tqdm's 400 frames on one line (over 8 KB without a newline, flushed frame by frame) show as
+    the last frame only, streamed and in the result (issue 12 item 4)."""
+    from owltui.session.redact import Redactor
+
+    (ws / "bar.py").write_text(TQDM)
+    seen: list[str] = []
+    ctx = make_ctx(progress=seen.append)
+    if scrubbed:
+        ctx.services["redactor"] = Redactor(["not-a-secret-but-long-enough-1234"])
+    out = await BashTool().run(BashParams(command=f"{sys.executable} bar.py"), ctx)
+    last = "  400/400 |####################| 100% [00:00<00:00, 123.45it/s]"
+    assert out.content == f"{last}\ndone\n"
+    assert "".join(seen) == f"{last}\ndone\n"
+
+
+async def test_exit_code_survives_a_spill(make_ctx: MakeCtx, tmp_path: Path) -> None:
+    """``seq 1 100000; exit 3``: the output spills to a file and the loop shows that file's head and
+    tail in place of the result's text; the exit code is at its end (issue 12 item 2)."""
+    from owltui.agent.results import ResultStore
+
+    out = await BashTool().run(BashParams(command="seq 1 100000; exit 3"), make_ctx())
+    assert out.is_error and out.full_output is not None and out.details["exit_code"] == 3
+    assert out.content.rstrip().endswith("[exit code 3]")
+    text = out.full_output.read_text()
+    assert text.startswith("1\n2\n") and text.endswith("99999\n100000\n\n[exit code 3]\n")
+    store = ResultStore(tmp_path / "results")
+    rid, path = store.save(out.content, out.full_output)
+    preview = store.preview(rid, path, "bash")
+    assert re.search(r"\n100000\n+\[exit code 3\]\n", preview), preview[-300:]
+
+
+async def test_killed_at_the_cap_is_said_when_output_spills(make_ctx: MakeCtx) -> None:
+    out = await BashTool().run(BashParams(command="seq 1 100000; sleep 60", timeout=1), make_ctx())
+    assert out.is_error and out.full_output is not None
+    tail = out.full_output.read_text()[-200:]
+    assert "[killed after 1 s: the command did not finish within its time cap]" in tail
+    assert "[exit code 143]" in tail
+    assert out.content.startswith("The command did not finish within 1 s and was killed.")
+    out.full_output.unlink()
+
+
+async def test_a_finished_jobs_spilled_output_keeps_its_status(make_ctx: MakeCtx, jobs: JobManager,
+                                                                ws: Path) -> None:
+    gate = ws / "gate"
+    started = await BashTool().run(
+        BashParams(command=f"while [ ! -e {gate} ]; do sleep 0.02; done; seq 1 100000; exit 4", timeout=0.2),
+        make_ctx(jobs))
+    assert started.details["background"]
+    gate.touch()
+    out = await JobOutputTool().run(JobOutputParams(job_id=started.details["job_id"], wait=10), make_ctx(jobs))
+    assert out.full_output is not None
+    assert out.full_output.read_text().endswith("100000\n\n[Job 1 finished with exit code 4: "
+                                                f"while [ ! -e {gate} ]; do sleep 0.02; done; seq 1 100000; exit 4]\n")
+    out.full_output.unlink()
