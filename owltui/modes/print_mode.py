@@ -4,6 +4,10 @@ Nobody can approve here: without ``--yes`` a call that needs approval is refused
 the tool's result. The mode ends when the agent is idle and no background job it started is
 running (a finished job wakes the agent with an aside first). ``--output jsonl`` writes every
 event instead of the text. Exit codes: 0 done, 1 failed, 130 interrupted.
+
+A ``@path`` in the prompt attaches that file, as in every mode (what was not attached is said on
+stderr). A prompt starting with ``!`` is sent as it is: print mode runs no shell command of its own
+(the user's shell is right there; ``!`` is for interactive front ends).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import anyio
 from owltui.agent.events import Event, JobFinished, JobStarted, Retry, ToolStart
 from owltui.agent.model import Model
 from owltui.session.describe import describe
+from owltui.session.mentions import attach_mentions
 from owltui.session.runtime import Options, Runtime, build_runtime
 from owltui.tools.sanitize import sanitize
 
@@ -52,6 +57,9 @@ class _Progress:
         step = self._steps.get(type(ev))
         if step is not None:
             step(ev)
+
+    def note(self, text: str) -> None:
+        self._say(f"· {text}")
 
     def _tool_start(self, ev: ToolStart) -> None:
         args = " ".join(f"{k}={v!r}" for k, v in ev.arguments.items())
@@ -91,7 +99,10 @@ async def print_run(options: Options, prompt: str, output: str = "text", *, mode
                         return
 
             tg.start_soon(on_signals)
-        runtime.agent.prompt(prompt)
+        sent = attach_mentions(runtime.agent, prompt)  # @path: the file goes with the prompt
+        if sent.summary():
+            progress.note(sent.summary())
+        runtime.agent.prompt(sent.text)
         await runtime.wait_settled()
         tg.cancel_scope.cancel()
     if interrupted:

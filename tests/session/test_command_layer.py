@@ -15,9 +15,9 @@ from owltui.session.commands.table import rpc_commands
 from owltui.ui.host import LocalRuntime
 
 ROOT = Path(__file__).resolve().parents[2]
-SLASH = ["pause", "resume", "require", "model", "sessions", "new", "compact", "theme", "help", "quit"]
-# CONTRACTS section 2, in its order
-RPC = ["prompt", "steer", "follow_up", "aside", "abort", "pause", "resume", "require_tool",
+SLASH = ["pause", "resume", "require", "model", "sessions", "new", "compact", "init", "theme", "help", "quit"]
+# CONTRACTS section 2, in its order (plus `shell`, issue 13: what `!command` runs)
+RPC = ["prompt", "steer", "follow_up", "aside", "shell", "abort", "pause", "resume", "require_tool",
        "clear_requirement", "approve", "get_state", "quit"]
 
 
@@ -166,7 +166,8 @@ async def test_prompt_queues_while_running_and_new_session_clears() -> None:
         assert not busy.ok and "in progress" in busy.text
         assert c.send("steer me").data == {"queued": "steer"}
         assert c.send("after", "follow_up").ok
-        assert rt.inbox.snapshot() == {"steer": ["steer me"], "follow_up": ["after"], "aside": []}
+        assert {lane: rt.inbox.texts(lane) for lane in ("steer", "follow_up", "aside")} == \
+            {"steer": ["steer me"], "follow_up": ["after"], "aside": []}
         refused = c.slash("/new")
         assert refused is not None and refused.text == "a run is going: abort it (Esc) before /new"
         assert c.call("abort", clear_queue=True).data == {"aborted": True}
@@ -177,3 +178,90 @@ async def test_prompt_queues_while_running_and_new_session_clears() -> None:
         state = c.rpc("get_state", {}).data
         assert state["running"] is False and state["rounds"] == 0 and state["usage"]["cost"] == 0.0
         gate.set()
+
+
+# ---- issue 13: /require off, unknown /words as prompts, @ and ! in send, /init ---------------------
+def test_require_off_clears() -> None:
+    c = commands()
+    c.slash("/require slow")
+    pick = c.slash("/require")
+    assert pick is not None and pick.pick is not None and pick.pick.options == ["read_result", "slow", "off"]
+    off = c.slash("/require off")
+    assert off is not None and off.ok and off.text == "requirement cleared"
+    assert c.ctx.host.requirement.current is None
+    assert c.rpc("require_tool", {"tool": "off"}).ok
+    with_off = commands(tools=[SlowNamed("off")])
+    assert with_off.slash("/require off").text == "requirement: the next turn must call `off`"  # type: ignore[union-attr]
+
+
+class SlowNamed:
+    """A tool with a chosen name (one called ``off`` is required, not a way to clear)."""
+
+    description = "x"
+    read_only = True
+
+    def __init__(self, name: str) -> None:
+        from pydantic import BaseModel
+
+        self.name = name
+        self.params = BaseModel
+
+    async def run(self, args: object, ctx: object) -> object:
+        raise NotImplementedError
+
+
+def test_a_slash_line_is_a_command_only_if_it_names_one() -> None:
+    c = commands()
+    assert c.slash("/srv/app/notes.txt what is this") is None
+    assert c.slash("/tmp is full, why?") is None
+    assert c.slash("/etc/hosts") is None  # a path, even alone
+    typo = c.slash("/hepl")
+    assert typo is not None and not typo.ok
+    assert typo.text == "unknown command /hepl (did you mean /help? //hepl sends it as a message)"
+    near = c.slash("/requre slow")
+    assert near is not None and near.text.startswith("unknown command /requre (did you mean /require?")
+    lone = c.slash("/frobnicate")
+    assert lone is not None and lone.text.startswith("unknown command /frobnicate (/help lists them")
+    assert "Input:\n  @PATH" in c.help_text() and "!COMMAND" in c.help_text()
+
+
+@pytest.mark.anyio
+async def test_send_attaches_mentions_and_routes_bang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text("buy milk\n")
+    gate = anyio.Event()
+    model = ScriptedModel([Step(text="one", gate=gate), Step(text="two")])
+    rt = LocalRuntime(model)
+    c = Commands(rt, Front())
+    async with rt:
+        first = c.send("what is in @notes.txt and @missing.txt?")
+        assert first.ok and first.data == {"attached": ["notes.txt"]} and first.kind == "warning"
+        assert first.text == "attached notes.txt; @missing.txt: no such file; left as text"
+        queued = c.send("and @notes.txt again", "follow_up")
+        assert queued.data == {"attached": ["notes.txt"]}
+        bang = c.send("!echo from the shell")
+        assert bang.then is not None  # a bare host has no task group of its own: the reply runs it
+        done = await bang.then
+        assert done.text == "`echo from the shell` exited 0"
+        gate.set()
+        await rt.agent.wait_idle()
+    first_view = [getattr(m, "text", "") for m in model.views[0]]
+    assert first_view == ['what is in @notes.txt and @missing.txt?\n\n<file path="notes.txt">\n     1\tbuy milk\n</file>']
+    second_view = [getattr(m, "text", "") for m in model.views[1]]
+    assert second_view[-2].startswith("The user ran a shell command:\n$ echo from the shell\nfrom the shell")
+    assert second_view[-1].startswith("and @notes.txt again\n\n<file path=\"notes.txt\">")
+
+
+@pytest.mark.anyio
+async def test_init_is_refused_while_a_run_goes_or_without_write() -> None:
+    gate = anyio.Event()
+    rt = LocalRuntime(ScriptedModel([Step(text="one", gate=gate)]))
+    c = Commands(rt, Front())
+    async with rt:
+        c.send("go")
+        busy = c.slash("/init")
+        assert busy is not None and busy.text == "a run is going: wait or abort (Esc) before /init"
+        gate.set()
+        await rt.agent.wait_idle()
+        nowrite = c.slash("/init")
+        assert nowrite is not None and nowrite.text == "/init needs the write tool, which this agent does not have"

@@ -62,7 +62,7 @@ async def test_completion_after_slash() -> None:
         await wait_for(pilot, lambda: app.ready)
         comp = app.query_one(CompletionList)
         await type_text(pilot, "/")
-        assert comp.display and len(comp.matches) == 10
+        assert comp.display and len(comp.matches) == 11  # /init joined (issue 13)
         await type_text(pilot, "re")
         assert [c.name for c in comp.matches] == ["resume", "require"]
         await pilot.press("down", "tab")

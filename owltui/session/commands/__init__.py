@@ -2,18 +2,22 @@
 and run against a typed ``Host`` for a ``Frontend``.
 
 A front end builds one ``Commands(host, front)`` and hands it what the user typed: ``slash(text)``
-for a line (None when it is not a command), ``rpc(name, fields)`` for an RPC object, ``call(name,
+for a line (None when it is not a command), then ``send(text)`` for a message (``!command`` runs a
+shell command, ``@path`` attaches a file), ``rpc(name, fields)`` for an RPC object, ``call(name,
 ...)`` for a key (Esc is ``abort``, y is ``approve``). Each returns a ``Reply``, errors included;
 the front end shows it (a notice, a picker, a response line) and that is all it does.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
+import re
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, Literal
 
+from ..shell import shell_command, unescape
 from .host import Frontend, Host, Themes
 from .spec import Arg, Command, CommandError, Context, Pick, Reply, Unavailable, literal, split_slash
 from .table import COMMANDS, help_text, slash_commands
@@ -25,6 +29,7 @@ log = logging.getLogger(__name__)
 
 BY_SLASH: dict[str, Command] = {c.slash: c for c in COMMANDS if c.slash is not None}
 BY_RPC: dict[str, Command] = {c.rpc: c for c in COMMANDS if c.rpc is not None}
+COMMAND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")  # what a command's name looks like
 
 
 class Commands:
@@ -50,15 +55,17 @@ class Commands:
 
     # ---- running -------------------------------------------------------------------------
     def slash(self, text: str) -> Reply | None:
-        """Run a typed ``/command args`` line; None when ``text`` is not a command."""
+        """Run a typed ``/command args`` line; None when ``text`` is not a command: it does not start
+        with ``/``, or its first word names no command (``/srv/app/notes.txt what is this`` is a
+        prompt). A lone ``/word``, or a near miss of a command's name, is an error instead (a typo is
+        not sent to the model); ``//`` sends any of them as a prompt."""
         parsed = split_slash(text)
         if parsed is None:
             return None
         name, rest = parsed
         cmd = BY_SLASH.get(name)
         if cmd is None:
-            return Reply(f"unknown command /{name} (/help lists them; // sends a literal /)", "error",
-                         ok=False)
+            return self._unknown(name, rest)
         if not cmd.offered_by(self.ctx.front):
             return Reply(f"/{name} is not available in {self.ctx.front.label} (/help)", "error", ok=False)
         words = cmd.words(rest)
@@ -69,6 +76,16 @@ class Commands:
             return Reply(f"usage: /{name} {cmd.usage}", "error", ok=False)
         return self._run(cmd, words)
 
+    def _unknown(self, name: str, rest: str) -> Reply | None:
+        """An unknown ``/name``: a prompt, unless it looks like a mistyped command."""
+        names = [c.name for c in self.slash_list]
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.75) if "/" not in name else []
+        lone = not rest and COMMAND_WORD.fullmatch(name) is not None
+        if not close and not lone:
+            return None
+        hint = f"did you mean /{close[0]}? " if close else "/help lists them; "
+        return Reply(f"unknown command /{name} ({hint}//{name} sends it as a message)", "error", ok=False)
+
     def rpc(self, name: str, fields: Mapping[str, Any]) -> Reply:
         """Run an RPC command with the fields of its JSON object."""
         cmd = BY_RPC.get(name)
@@ -78,7 +95,16 @@ class Commands:
 
     def send(self, text: str, lane: Literal["prompt", "follow_up"] = "prompt") -> Reply:
         """A typed message (after ``literal``): a prompt when idle, steering while a run goes; the
-        follow-up lane when asked. The reply's ``data`` has ``queued`` unless it started a run."""
+        follow-up lane when asked. ``!command`` runs a shell command instead (``shell``; ``!!``
+        sends a literal ``!``). ``@path`` mentions are attached. The reply's ``data`` has ``queued``
+        unless it started a run (or ran a command: ``call_id``)."""
+        command = shell_command(text)
+        if command is not None:
+            if not command:
+                return Reply("usage: !COMMAND runs a shell command (!!text sends text starting with !)",
+                             "error", ok=False)
+            return self.call("shell", command=command)
+        text = unescape(text)
         if lane == "follow_up":
             return self.call("follow_up", text=text)
         return self._run(BY_RPC["prompt"], {"text": text, "as": "steer"})

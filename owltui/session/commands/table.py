@@ -10,41 +10,88 @@ name (``python -m owltui.session.commands --rpc-table``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+from owltui.agent.cancel import CancelToken
 from owltui.agent.inbox import QueueLane
 from owltui.agent.requirement import MAX_ESCALATIONS
 
 from ..describe import model_display
 from ..sessions import format_listing
+from .background import background
 from .spec import Arg, Args, Command, CommandError, Context, Handler, Pick, Reply, Unavailable, help_lines
 
+if TYPE_CHECKING:
+    from ..mentions import Expansion
+
 STEER_OR_FOLLOW_UP = ("steer", "follow_up")
+REQUIRE_OFF = "off"  # /require off: drop the requirement (unless a tool is named "off")
 
 
 # ---- messages ------------------------------------------------------------------------------
+def _mentions(ctx: Context, text: str) -> Expansion:
+    """``text`` with its ``@path`` mentions attached (the agent's workspace and read filter)."""
+    from ..mentions import attach_mentions
+
+    return attach_mentions(ctx.host.agent, text)
+
+
+def _sent(expansion: Expansion, data: dict[str, Any] | None = None) -> Reply:
+    """The reply to a message: what its mentions attached (``attached``) and what they did not."""
+    data = dict(data or {})
+    if expansion.attachments:
+        data["attached"] = expansion.attached
+    failed = expansion.notes or any(a.error for a in expansion.attachments)
+    return Reply(expansion.summary(), "warning" if failed else "info", data=data)
+
+
 def prompt(ctx: Context, a: Args) -> Reply:
     agent = ctx.host.agent
-    if not agent.running and agent.prompt(a["text"]):
-        return Reply()
     lane: QueueLane | None = a["as"]
+    if agent.running and lane is None:
+        raise CommandError('a run is in progress: send it with "as": "steer" or "follow_up", '
+                           "or abort first")
+    sent = _mentions(ctx, a["text"])
+    if not agent.running and agent.prompt(sent.text):
+        return _sent(sent)
     if lane is None:
-        if agent.running:
-            raise CommandError('a run is in progress: send it with "as": "steer" or "follow_up", '
-                               "or abort first")
         raise CommandError('a run is starting: send it with "as": "steer" or "follow_up"')
-    ctx.host.inbox.push(lane, a["text"])
-    return Reply(data={"queued": lane})
+    ctx.host.inbox.push(lane, sent.text)
+    return _sent(sent, {"queued": lane})
 
 
-def _lane(lane: QueueLane) -> Handler:
+def _lane(lane: QueueLane, mentions: bool = True) -> Handler:
     def push(ctx: Context, a: Args) -> Reply:
-        ctx.host.inbox.push(lane, a["text"])
-        return Reply()
+        if not mentions:
+            ctx.host.inbox.push(lane, a["text"])
+            return Reply()
+        sent = _mentions(ctx, a["text"])
+        ctx.host.inbox.push(lane, sent.text)
+        return _sent(sent)
 
     return push
 
 
+def shell(ctx: Context, a: Args) -> Reply:
+    """``!command`` (RPC ``shell``): run it for the user, show it as a bash block, give it to the model."""
+    from ..shell import new_call_id, run_shell
+
+    command = a["command"].strip()
+    host = ctx.host
+    call_id = new_call_id()
+
+    async def work(token: CancelToken) -> Reply:
+        result = await run_shell(host.agent, host.emitter, command, call_id=call_id, cancel=token)
+        return Reply(result.summary(), "info" if result.status == "ok" else "warning",
+                     data={"call_id": call_id, "exit_code": result.exit_code})
+
+    return Reply(data={"call_id": call_id}, then=background(host).start(call_id, work))
+
+
 def abort(ctx: Context, a: Args) -> Reply:
-    return Reply(data={"aborted": ctx.host.agent.abort(clear_queue=a["clear_queue"])})
+    stopped = background(ctx.host).cancel_all()  # `!` commands and /init stop too
+    aborted = ctx.host.agent.abort(clear_queue=a["clear_queue"])
+    return Reply(data={"aborted": aborted or stopped > 0})
 
 
 # ---- the pause gate and the requirement ----------------------------------------------------------
@@ -61,6 +108,8 @@ def resume(ctx: Context, _a: Args) -> Reply:
 def require(ctx: Context, a: Args) -> Reply:
     tool, reason = a["tool"], a["reason"].strip()
     names = ctx.host.tool_names()
+    if tool == REQUIRE_OFF and tool not in names:
+        return clear_requirement(ctx, a)
     if tool not in names:
         raise CommandError(f"unknown tool `{tool}`; tools: {', '.join(names)}")
     ctx.host.require(tool, reason)
@@ -72,6 +121,8 @@ def pick_tool(ctx: Context) -> Reply:
     names = ctx.host.tool_names()
     if not names:
         return Reply("this agent has no tools to require", "warning")
+    if ctx.host.requirement.current is not None:  # a requirement is set: offer to clear it
+        names = [*names, REQUIRE_OFF]
     return Reply(pick=Pick("Require a tool for the next turn", names, "require"))
 
 
@@ -83,15 +134,10 @@ def clear_requirement(ctx: Context, _a: Args) -> Reply:
 def approve(ctx: Context, a: Args) -> Reply:
     call_id, decision = a["call_id"], a["decision"]
     broker = ctx.host.approvals
-    waiting = {p.call_id: p.name for p in broker.pending()}
-    if call_id not in waiting or not broker.answer(call_id, decision):
+    pending = broker.get(call_id)
+    if pending is None or not broker.answer(call_id, decision):
         raise CommandError(f"no approval request {call_id!r} is waiting", "warning")
-    name = waiting[call_id]
-    if decision == "always":
-        return Reply(f"always allowed: `{name}` saved as a permission rule", "success")
-    if decision == "deny":
-        return Reply(f"denied `{name}`", "warning")
-    return Reply()
+    return Reply(*pending.outcome(decision))
 
 
 def get_state(ctx: Context, _a: Args) -> Reply:
@@ -143,6 +189,37 @@ def compact(ctx: Context, _a: Args) -> Reply:
     return Reply("compacting…", then=finish())
 
 
+def init(ctx: Context, _a: Args) -> Reply:
+    """``/init``: write or update AGENTS.md (``owltui.features.init``) on the current model."""
+    from owltui.features.init import TARGET, run_init
+
+    from ..shell import deliver_context
+
+    host = ctx.host
+    if host.agent.running:
+        raise CommandError(f"a run is going: wait or abort ({ctx.front.abort_key}) before /init", "warning")
+    work_on = background(host)
+    if work_on.busy("init"):
+        raise CommandError("/init is already running", "warning")
+    cfg = host.agent.config
+    tools = list(cfg.all_tools().values())
+    if "write" not in {t.name for t in tools}:
+        raise CommandError("/init needs the write tool, which this agent does not have")
+
+    async def work(token: CancelToken) -> Reply:
+        done = await run_init(cfg.model, tools, cfg.workspace, permission=cfg.permission,
+                              services=cfg.services, emitter=host.emitter, gate=host.gate, cancel=token)
+        if done.written:  # the system prompt keeps the session's first version: say so
+            deliver_context(host.agent, f"{done.summary()}. The system prompt still holds the project "
+                            f"instructions from the start of this session; read {TARGET} for the new "
+                            "ones.", "init")
+        return Reply(done.summary(), "success" if done.written else "warning", ok=done.written)
+
+    then = work_on.start("init", work)
+    return Reply(f"/init: looking at the repository to write {TARGET} (the write is approved like any "
+                 "other)", then=then)
+
+
 # ---- the front end -------------------------------------------------------------------------------
 def theme(ctx: Context, a: Args) -> Reply:
     themes = ctx.front.themes
@@ -177,34 +254,45 @@ COMMANDS: tuple[Command, ...] = (
     Command("start a run; while one is going, queue the text in the lane named by `as`", prompt,
             rpc="prompt", args=(TEXT, Arg("as", "str", required=False, choices=STEER_OR_FOLLOW_UP)),
             doc='Start a run. While a run is going: `ok: false` unless `"as": "steer"` or `"as": '
-                '"follow_up"`, which queue the text in that lane (response carries `"queued": LANE`).'),
+                '"follow_up"`, which queue the text in that lane (response carries `"queued": LANE`). '
+                'A `@PATH` in the text attaches that file or directory listing to the message '
+                '(response carries `"attached": [paths]`; see "Mentions" below).'),
     Command("steering: delivered at the next poll point of the running run", _lane("steer"),
             rpc="steer", args=(TEXT,),
             doc="Steering lane: delivered at the next poll point of the running run (after the current "
-                "tool batch); starts a run when idle."),
+                "tool batch); starts a run when idle. `@PATH` mentions are attached as for `prompt`."),
     Command("delivered only when the agent would otherwise stop", _lane("follow_up"),
             rpc="follow_up", args=(TEXT,),
             doc="Follow-up lane: delivered only when the agent would otherwise stop; starts a run when "
-                "idle."),
-    Command("a background notice", _lane("aside"), rpc="aside", args=(TEXT,),
+                "idle. `@PATH` mentions are attached as for `prompt`."),
+    Command("a background notice", _lane("aside", mentions=False), rpc="aside", args=(TEXT,),
             doc="Aside lane: a background notice; never interrupts tools, never forces an extra model "
                 "call mid-batch."),
+    Command("run a shell command for the user; the model sees it with its next request", shell,
+            rpc="shell", args=(Arg("command"),),
+            doc="Run `command` as the `bash` tool would (sandbox, scrubbed environment, 90 s cap; killed "
+                "at the cap), for the user: `tool_start`/`tool_update`/`tool_end` events named `bash` "
+                "with a `call_id` starting `shell-` and `details.source: \"user\"` show it. Command and "
+                "output go to the model as user-provided context with its next request (idle: added to "
+                "the history, no run starts; running: queued as an aside). Response (at once) carries "
+                "`call_id`. What typing `!command` does in the TUI and plain mode."),
     Command("cancel the run", abort, rpc="abort", args=(Arg("clear_queue", "bool", required=False),),
             doc="Cancel the run: the stream stops, running tools' processes are killed, every tool call "
                 "still gets a result. Queued messages stay queued unless `clear_queue`. Background jobs "
-                "keep running until OwlTUI exits. Response carries `\"aborted\": true\\|false` (false: "
-                "nothing was running)."),
+                "keep running until OwlTUI exits; `shell` commands and `/init` still going are stopped. "
+                "Response carries `\"aborted\": true\\|false` (false: nothing was running)."),
     Command("pause every agent before its next model call or tool start", pause,
             slash="pause", rpc="pause",
             doc="Close the process-wide pause gate: runs park before their next model call or tool "
                 "start; running work is never killed. Response carries `\"changed\"`."),
     Command("open the pause gate and say how long it was closed", resume, slash="resume", rpc="resume",
             doc="Open the gate. Response carries `\"changed\"`."),
-    Command("the next turn must call TOOL (no argument: pick one)", require,
+    Command("the next turn must call TOOL (no argument: pick one; off: drop it)", require,
             slash="require", rpc="require_tool", pick=pick_tool,
             args=(Arg("tool", metavar="TOOL"), Arg("reason", "str", required=False, metavar="reason")),
             doc="Soft requirement: the next turn must call `tool` (a reminder first, then up to "
-                f"{MAX_ESCALATIONS} forced calls). `ok: false` for an unknown tool."),
+                f"{MAX_ESCALATIONS} forced calls). `ok: false` for an unknown tool; `\"tool\": \"off\"` "
+                "drops the requirement."),
     Command("drop the tool requirement", clear_requirement, rpc="clear_requirement",
             doc="Drop the requirement."),
     Command("answer an approval request", approve, rpc="approve",
@@ -223,6 +311,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("list the saved sessions of this directory", sessions, slash="sessions"),
     Command("start a fresh session", new, slash="new"),
     Command("summarize the conversation to free context", compact, slash="compact"),
+    Command("write or update AGENTS.md from a look at the repository", init, slash="init"),
     Command("pick or set the theme (remembered)", theme, slash="theme", needs="themes", pick=pick_theme,
             args=(Arg("name", metavar="NAME"),)),
     Command("keys and commands", help_, slash="help"),
@@ -240,5 +329,12 @@ def rpc_commands() -> list[Command]:
     return [c for c in COMMANDS if c.rpc is not None]
 
 
+INPUT_HELP = """\
+Input:
+  @PATH                           attach a file or a directory listing (@"name with spaces")
+  !COMMAND                        run a shell command; the model sees it with your next message
+  //text, !!text                  send text starting with / or ! as a message"""
+
+
 def help_text(ctx: Context) -> str:
-    return help_lines(slash_commands(ctx))
+    return help_lines(slash_commands(ctx)) + "\n\n" + INPUT_HELP
