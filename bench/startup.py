@@ -1,5 +1,8 @@
 """Start-up time: median wall time of ``owltui --version`` and of print mode up to its first request
-reaching a loopback server, against ``python -c pass`` and ``python -c "import httpx, pydantic"``.
+reaching a loopback server, against ``python -c pass`` and ``python -c "import httpx, pydantic"``,
+and the ratio of print mode's start → first request to the floor's: the least code that sends a
+request (``python -c "import httpx, json; httpx.post(...)"``), measured the same way, in
+alternating runs (issue 16: at most 2.0×). Runs with .pyc files present, as an install has them.
 
 Usage: python bench/startup.py [--runs N]
 """
@@ -61,10 +64,10 @@ class FirstRequest:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
-    def measure(self, env: dict[str, str], cwd: str) -> float:
+    def measure(self, env: dict[str, str], cwd: str, cmd: list[str] | None = None) -> float:
         self.arrived.clear()
-        cmd = [*owltui_cmd(), "-p", "hi", "--provider", "openai", "--model", "bench", "--base-url", self.url,
-               "--no-session"]
+        cmd = cmd or [*owltui_cmd(), "-p", "hi", "--provider", "openai", "--model", "bench", "--base-url",
+                      self.url, "--no-session"]
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 stdin=subprocess.DEVNULL)
@@ -93,12 +96,25 @@ def main() -> int:
         "owltui --version": lambda: timed([*owltui_cmd(), "--version"], env, tmp),
         "owltui -p (to first request)": lambda: server.measure(env, tmp),
     }
+    floor_code = ("import httpx, json; httpx.post(%r, content=json.dumps({'model': 'bench', 'stream': True, "
+                  "'messages': [{'role': 'user', 'content': 'hi'}]}), headers={'authorization': 'Bearer bench', "
+                  "'content-type': 'application/json'})" % (server.url + "/chat/completions"))
+    cases["floor: httpx.post (to first request)"] = lambda: server.measure(env, tmp, [sys.executable, "-c",
+                                                                                       floor_code])
     try:
         for name, fn in cases.items():
             fn()  # warm the page cache and .pyc files
             samples = [fn() for _ in range(args.runs)]
             print(f"{name:<38} median {statistics.median(samples) * 1000:7.1f} ms  "
-                  f"(min {min(samples) * 1000:.1f}, max {max(samples) * 1000:.1f}, n={args.runs})")
+                  f"(min {min(samples) * 1000:.1f}, max {max(samples) * 1000:.1f}, n={args.runs})", flush=True)
+        ours, floor = cases["owltui -p (to first request)"], cases["floor: httpx.post (to first request)"]
+        ratios = []
+        for _ in range(args.runs):
+            a, b = ours(), floor()
+            ratios.append(a / b)
+        print(f"start → first request, owltui -p / floor: median {statistics.median(ratios):.2f}× "
+              f"(spread {min(ratios):.2f}–{max(ratios):.2f}×, {args.runs} alternating pairs, "
+              f"load {os.getloadavg()[0]:.2f})")
     finally:
         server.httpd.shutdown()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -169,8 +169,23 @@ def _known_error(exc: BaseException) -> bool:
     return isinstance(exc, ProviderError)
 
 
+def _no_pydantic_plugins() -> None:
+    """pydantic looks for plugins in every installed distribution's entry points (importlib.metadata,
+    email, zipfile: ~20 ms) the first time it builds a validator; OwlTUI uses none, so the answer
+    "none" is given without the scan. Not via PYDANTIC_DISABLE_PLUGINS: every process a tool starts
+    would inherit it."""
+    name = "pydantic.plugin._loader"
+    if name not in sys.modules:
+        import types
+
+        stub = types.ModuleType(name, "OwlTUI: no pydantic plugins (see owltui.cli)")
+        stub.get_plugins = tuple  # type: ignore[attr-defined]  # get_plugins() -> ()
+        sys.modules[name] = stub
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit code; never lets a traceback reach the user."""
+    _no_pydantic_plugins()
     try:
         return _run(argv)
     except KeyboardInterrupt:

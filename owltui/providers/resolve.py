@@ -12,14 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from owltui.agent.model import Model
 
-from .anthropic import AnthropicModel
-from .demo import DemoModel
 from .errors import ProviderConfigError
-from .openai_compat import OpenAICompatModel
 from .table import NAMES as PROVIDERS
 from .table import PROVIDERS as TABLE
 from .table import ProviderName
@@ -112,6 +107,8 @@ def _explicit(provider: ProviderName, model: str | None, base_url: str | None, e
 
 
 def _host(url: str) -> str:
+    import httpx  # only the chosen provider's module is loaded on the way to the first request
+
     try:
         return (httpx.URL(url).host or "").lower()
     except (httpx.InvalidURL, TypeError, ValueError):
@@ -187,9 +184,15 @@ def make_model(resolved: ResolvedProvider, **opts: Any) -> Model:
     """The ``Model`` for a resolution. ``opts`` go to the model class (e.g. ``retry``, ``idle_timeout``,
     ``client``, ``max_output_tokens``; ``delay`` for the demo model)."""
     if resolved.provider == "demo":
+        from .demo import DemoModel
+
         return DemoModel(**opts)
     if resolved.provider == "anthropic":
+        from .anthropic import AnthropicModel
+
         return AnthropicModel(resolved.model, api_key=resolved.api_key,
                               base_url=resolved.base_url or ANTHROPIC_BASE_URL, **opts)
+    from .openai_compat import OpenAICompatModel
+
     return OpenAICompatModel(resolved.model, api_key=resolved.api_key,
                              base_url=resolved.base_url or OPENAI_BASE_URL, **opts)
