@@ -210,7 +210,8 @@ class PermissionPolicy:
 
         verdict = rule_verdict(name, self.rules.allow.get("mcp", []), self.rules.deny.get("mcp", []))
         if verdict == "deny":
-            return Review("refuse", f"Refused: a [deny] mcp rule in {RULES_FILE} blocks {rule_subject(name)}.")
+            return Review("refuse",
+                          f"Refused: a [deny] mcp rule in {RULES_FILE} blocks {rule_subject(name)}.")
         if verdict == "allow" or free or self.mode == "yolo":
             return Review("allow")
         return Review("ask", f"run {name}", rules=[proposed_rule(name) or "*"])
