@@ -102,7 +102,9 @@ def _finished(proc: Proc, jobs: JobManager | None, killed_after: float | None = 
     code = proc.exit_code
     details: dict[str, object] = {"exit_code": code, "lines": proc.sink.lines, "chars": proc.sink.chars}
     status: list[str] = []  # what must survive a spill: it also goes at the end of the file
+    words = [f"exit code {code}"]  # details["status"]: the loop shows it after a spilled preview
     if killed_after is not None:
+        words.insert(0, f"killed after {killed_after:g} s")
         status.append(f"[killed after {killed_after:g} s: the command did not finish within its time cap]")
         details["killed_after"] = killed_after
     if code != 0:
@@ -116,13 +118,16 @@ def _finished(proc: Proc, jobs: JobManager | None, killed_after: float | None = 
         entries = jobs.collect_escaped(proc)
         if entries:
             status.append(escaped_note(entries))
+            words.append(f"left running: {', '.join(f'job {e.id} (pid {e.pid})' for e in entries)}")
             details["escaped"] = [{"job_id": e.id, "pid": e.pid, "command": e.command} for e in entries]
     else:
         REAPER.scan()
         left = REAPER.escapees(proc.token)
         if left:
             status.append(escaped_note(left, managed=False))
+            words.append(f"left running: {', '.join(f'pid {e.pid}' for e in left)}")
             details["escaped"] = [{"pid": e.pid, "command": e.command} for e in left]
+    details["status"] = ", ".join(words)
     if status:
         proc.sink.note_in_file("\n".join(status))
     if code == 0 and not status:
@@ -211,7 +216,7 @@ class BashTool:
                     f"Cancelled ({ctx.cancel.reason}); the command's processes were killed.\n"
                     + proc.sink.tail(40, 8000),
                     is_error=True,
-                    details={"cancelled": True},
+                    details={"cancelled": True, "status": "cancelled, its processes were killed"},
                 )
             if jobs is None:
                 await proc.terminate()
@@ -224,6 +229,7 @@ class BashTool:
             )
             result = job_result(job, header)
             result.details["background"] = True
+            result.details["status"] = f"still running as job {job.id}"
             return result
         except BaseException:
             if not handed_off:

@@ -1,16 +1,18 @@
 """Pause freezes the world: closing the pause gate stops the processes of running tools and jobs.
 
-``Freezer`` listens to the process-wide ``PauseGate``. When the gate closes it sends SIGSTOP to the
-process group of every running ``bash`` command and background job, and to every process that
-escaped them (other groups and sessions, adopted orphans: ``reaper.REAPER``); when it opens, SIGCONT
-to the same. Time caps are measured on ``clock()``, which stands still while processes are frozen,
-so a command's cap (and a ``job_output`` wait) is extended by the pause: a command with 30 s left
-when the gate closed still has 30 s when it opens.
+``Freezer`` listens to the process-wide ``PauseGate`` (``on_freeze``). When a freezing pause begins
+it sends SIGSTOP to the process group of every running ``bash`` command and background job, and to
+every process that escaped them (other groups and sessions, adopted orphans: ``reaper.REAPER``);
+when it ends, SIGCONT to the same. Time caps are measured on ``clock()``, which stands still while
+the processes are stopped, so a command's cap (and a ``job_output`` wait) is extended by the pause:
+a command with 30 s left when the gate closed still has 30 s when it opens.
 
-``enabled=False`` (config ``pause_freeze = false``) keeps park-only pausing: the gate parks runs,
-processes keep running and the clock keeps going. ``pause(freeze=...)`` overrides that for one
-closing of the gate (RPC ``pause {"freeze": false}``). ``frozen()`` says what is frozen, for the
-pause banner.
+``enabled=False`` (config ``pause_freeze = false``) keeps park-only pausing for the processes:
+they keep running and ``clock()`` keeps going, even when the gate was closed with its default
+``freeze=True`` (the gate's own ``clock()`` then stands, so this clock is the tools' own: it stops
+exactly when their processes do). ``pause(freeze=None)`` closes the gate as configured (front ends
+should call it, or ``gate.pause(freeze=config.pause_freeze)``); ``pause(freeze=True|False)`` decides
+for one closing (RPC ``pause {"freeze": …}``). ``frozen()`` says what is frozen, for the banner.
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ class Gate(Protocol):
     @property
     def paused(self) -> bool: ...
 
-    def pause(self) -> bool: ...
+    def pause(self, freeze: bool = True) -> bool: ...
 
-    def subscribe(self, fn: Callable[[bool, float | None], None]) -> Callable[[], None]: ...
+    def on_freeze(self, fn: Callable[[bool], None]) -> Callable[[], None]: ...
 
 
 class Freezer:
@@ -56,7 +58,7 @@ class Freezer:
         self._pids: set[int] = set()
         self._items: list[tuple[Kind, Proc | AnyJob]] = []
         self._override: bool | None = None
-        self._unsubscribe = gate.subscribe(self._on_gate) if gate is not None else None
+        self._unsubscribe = gate.on_freeze(self._on_freeze) if gate is not None else None
         if jobs is not None:
             jobs.clock = self.clock
             jobs.freezer = self
@@ -82,20 +84,21 @@ class Freezer:
 
     # ---- the gate -----------------------------------------------------------------------------
     def pause(self, freeze: bool | None = None) -> bool:
-        """Close the gate, freezing (``freeze=True``), not freezing (``False``) or as configured
-        (``None``) this once. False when the gate was already closed (nothing changes then)."""
+        """Close the gate freezing (``freeze=True``, even when config says park only), parking only
+        (``False``) or as configured (``None``). False when the gate was already closed (a
+        park-only pause then becomes freezing if asked to)."""
         if self._gate is None:
             raise RuntimeError("this freezer has no gate")
-        self._override = freeze
+        want = self.enabled if freeze is None else freeze
+        self._override = want
         try:
-            return self._gate.pause()
+            return self._gate.pause(freeze=want)
         finally:
             self._override = None
 
-    def _on_gate(self, paused: bool, _seconds: float | None) -> None:
-        if paused:
-            want = self.enabled if self._override is None else self._override
-            if want:
+    def _on_freeze(self, frozen: bool) -> None:
+        if frozen:
+            if self.enabled if self._override is None else self._override:
                 self.freeze()
         else:
             self.thaw()

@@ -517,6 +517,11 @@ def job_result(job: AnyJob, header: str) -> ToolOutput:
         if job.proc.sink.path is not None:
             body += f" Full log so far: {job.proc.sink.path}"
     details: dict[str, object] = {"job_id": job.id, "running": job.running, "exit_code": job.proc.exit_code}
+    if job.running:
+        details["status"] = f"still running as job {job.id}"
+    else:
+        how = ", killed" if job.proc.killed else ""
+        details["status"] = f"job {job.id} finished, exit code {job.proc.exit_code}{how}"
     note = job.proc.sandbox_note()
     if note:
         body += f"\n{note}"
@@ -530,8 +535,10 @@ def escaped_result(job: EscapedJob, header: str) -> ToolOutput:
             "was not captured.")
     if job.running:
         body += " job_kill stops it; OwlTUI kills it when it exits."
+    status = (f"still running as job {job.id} (pid {job.pid})" if job.running
+              else f"job {job.id} (pid {job.pid}) ended, exit code {job.exit_code}")
     return ToolOutput(body, details={"job_id": job.id, "running": job.running, "exit_code": job.exit_code,
-                                     "pid": job.pid, "escaped": True})
+                                     "pid": job.pid, "escaped": True, "status": status})
 
 
 class JobOutputParams(Params):

@@ -183,24 +183,6 @@ class OutputSink:
         return _last_lines(source.rstrip("\n"), lines - 1, chars)
 
 
-def _group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) pids of a process group."""
-    out = []
-    with contextlib.suppress(OSError):
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    stat = fh.read()
-            except OSError:
-                continue
-            fields = stat[stat.rfind(b")") + 2 :].split()
-            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-                out.append(int(entry))
-    return out
-
-
 def _group_members_alive(pgid: int) -> bool:
     """Any process of the group that is not a zombie? (orphaned zombies may never be reaped in a
     container, so ``killpg(pgid, 0)`` alone would report them alive.)"""
@@ -389,10 +371,6 @@ class Proc:
 
     def signal(self, sig: int) -> None:
         signal_group(self.pgid, sig)
-
-    def escapees(self) -> list[int]:
-        """Live processes of this command outside its process group or no longer under its shell."""
-        return sorted(REAPER.tree(self.token) - set(_group_members(self.pgid)))
 
     def terminate_sync(self, grace: float = KILL_GRACE) -> float:
         """TERM the group and every process that escaped it (then CONT: a frozen command sees the

@@ -77,6 +77,7 @@ async def test_escaped_process_is_listed_after_the_command_and_killed_at_shutdow
     [entry] = out.details["escaped"]
     pid = entry["pid"]
     assert entry["job_id"] == "1" and state(pid) in ("S", "R")
+    assert out.details["status"] == f"exit code 0, left running: job 1 (pid {pid})"
     assert "started\n" in out.content
     assert (f"still running in the background as job 1 (pid {pid}: sleep 300); job_kill stops it; "
             "OwlTUI kills it when it exits.]") in out.content

@@ -245,6 +245,7 @@ async def test_exit_code_survives_a_spill(make_ctx: MakeCtx, tmp_path: Path) -> 
 
     out = await BashTool().run(BashParams(command="seq 1 100000; exit 3"), make_ctx())
     assert out.is_error and out.full_output is not None and out.details["exit_code"] == 3
+    assert out.details["status"] == "exit code 3"  # the loop shows it after the preview
     assert out.content.rstrip().endswith("[exit code 3]")
     text = out.full_output.read_text()
     assert text.startswith("1\n2\n") and text.endswith("99999\n100000\n\n[exit code 3]\n")
@@ -261,6 +262,7 @@ async def test_killed_at_the_cap_is_said_when_output_spills(make_ctx: MakeCtx) -
     assert "[killed after 1 s: the command did not finish within its time cap]" in tail
     assert "[exit code 143]" in tail
     assert out.content.startswith("The command did not finish within 1 s and was killed.")
+    assert out.details["status"] == "killed after 1 s, exit code 143"
     out.full_output.unlink()
 
 
@@ -273,7 +275,8 @@ async def test_a_finished_jobs_spilled_output_keeps_its_status(make_ctx: MakeCtx
     assert started.details["background"]
     gate.touch()
     out = await JobOutputTool().run(JobOutputParams(job_id=started.details["job_id"], wait=10), make_ctx(jobs))
-    assert out.full_output is not None
+    assert out.full_output is not None and out.details["status"] == "job 1 finished, exit code 4"
+    assert started.details["status"] == "still running as job 1"
     assert out.full_output.read_text().endswith("100000\n\n[Job 1 finished with exit code 4: "
                                                 f"while [ ! -e {gate} ]; do sleep 0.02; done; seq 1 100000; exit 4]\n")
     out.full_output.unlink()
