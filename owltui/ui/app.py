@@ -8,6 +8,8 @@ a ``LocalRuntime`` around a scripted model).
 from __future__ import annotations
 
 import gc
+import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -24,8 +26,10 @@ from textual.widgets import Footer
 from textual.worker import Worker
 
 from owltui.agent import events as ev
+from owltui.session.approvals import attach_reviewer
 from owltui.session.commands import Commands, Host, Reply, literal
 
+from .approval import choose, parse_answer
 from .conversation import ConversationView
 from .front import TuiFront
 from .pause_banner import PauseBanner
@@ -35,7 +39,7 @@ from .prompt_input import CompletionList, PromptInput
 from .queue_panel import QueuePanel
 from .status_bar import StatusBar
 from .themes import load_themes
-from .tool_block import ApprovalPrompt
+from .tool_block import ApprovalPrompt, ToolBlock
 
 if TYPE_CHECKING:
     from owltui.session.runtime import Options
@@ -55,6 +59,7 @@ class MainScreen(Screen[None]):
         Binding("ctrl+d", "app.ctrl_d", "Quit", priority=True, show=False, id="eof"),
         Binding("f2", "app.toggle_pause", "Pause/resume", id="pause"),
         Binding("ctrl+t", "app.pick_requirement", "Require tool", id="require"),
+        Binding("ctrl+g", "app.focus_approval", "Approval", priority=True, id="approve"),
         Binding("ctrl+end,f4", "app.follow", "Follow", show=False, id="follow"),
         Binding("pageup", "app.scroll('up')", "Scroll up", show=False, priority=True, id="scroll_up"),
         Binding("pagedown", "app.scroll('down')", "Scroll down", show=False, priority=True,
@@ -67,8 +72,7 @@ class MainScreen(Screen[None]):
         self.banner = PauseBanner(app.runtime.gate, app.paused_elapsed, id="banner")
         self.queue_panel = QueuePanel(id="queue")
         self.completions = CompletionList(id="completions")
-        self.input = PromptInput(self.completions, approve=app.approve_first, complete=app.commands.complete,
-                                 id="input")
+        self.input = PromptInput(self.completions, complete=app.commands.complete, id="input")
         self.status = StatusBar(id="status")
         self._owl = app
 
@@ -92,9 +96,11 @@ class OwlApp(App[int]):
     def __init__(self, runtime: Host, *, prompt: str | None = None, theme: str | None = None,
                  save_theme: Callable[[str], None] | None = None, keymap: dict[str, str] | None = None,
                  elapsed: Callable[[], float] | None = None, theme_dirs: Iterable[Path] | None = None,
-                 max_blocks: int | None = None, cursor_blink: bool = True) -> None:
+                 max_blocks: int | None = None, cursor_blink: bool = True,
+                 notices: Iterable[str] = ()) -> None:
         super().__init__()
         self.runtime = runtime
+        attach_reviewer(runtime)  # approvals carry the policy's notes and the rules "always" saves
         self.agent = runtime.agent
         self.commands = Commands(runtime, TuiFront(self, self.action_quit))
         self.initial_prompt = prompt
@@ -112,6 +118,7 @@ class OwlApp(App[int]):
         self._close_event: anyio.Event | None = None
         self.presenter: Presenter | None = None
         self.ready = False
+        self._notices = list(notices)  # start-up warnings (the sandbox's notes...), shown once mounted
         loaded = load_themes(theme_dirs)
         self.theme_warnings = loaded.warnings
         for t in loaded.themes.values():
@@ -164,12 +171,14 @@ class OwlApp(App[int]):
         self._unsubscribe += [rt.emitter.subscribe(self._on_event),
                               rt.inbox.subscribe(lambda *_: p.queue_changed()),
                               rt.gate.subscribe(p.gate_changed),
-                              rt.approvals.subscribe(p.approval_changed)]
+                              rt.approvals.subscribe(p.approval_changed),
+                              rt.approvals.subscribe(lambda *_: self.refresh_bindings())]
         rt.requirement.subscribe(p.requirement_changed)
         self.agent.on_running(lambda _running: p.redraw_status())
         self.theme_changed_signal.subscribe(self, self._theme_changed)
-        for warning in self.theme_warnings:
-            await p.notice(warning, "warning")
+        self._notices += self.theme_warnings
+        while self._notices:
+            await p.notice(self._notices.pop(0), "warning")
         p.queue_changed()
         p.gate_changed()
         self.input.cursor_blink = self._cursor_blink
@@ -261,7 +270,25 @@ class OwlApp(App[int]):
     def _show_later(self, reply: Reply) -> None:
         self.call_later(self.show, reply)
 
+    def unshown_notices(self) -> list[str]:
+        """Warnings that arrived too early or too late to be shown (the caller prints them)."""
+        lines, self._notices = self._notices, []
+        return lines
+
+    def warn(self, text: str) -> None:
+        """A warning for the user (from any thread): a notice in the conversation."""
+        if self.presenter is None or not self.is_running or self._quitting:
+            self._notices.append(text)  # shown at start, or printed once the app is gone
+        elif threading.get_ident() != self._thread_id:
+            self.call_from_thread(self.warn, text)
+        else:
+            self.call_later(self.presenter.notice, text, "warning")
+
     async def on_prompt_input_send(self, msg: PromptInput.Send) -> None:
+        answer = parse_answer(msg.text)
+        if answer is not None:  # /allow, /always, /deny: typed in full, a deliberate answer
+            await self.show(self._answer(*answer))
+            return
         reply = self.commands.slash(msg.text)
         if reply is None:
             text = literal(msg.text)
@@ -271,19 +298,56 @@ class OwlApp(App[int]):
                 await self.presenter.echo(text)  # shown now: a paused gate parks the run before delivery
         await self.show(reply)
 
-    def approve_first(self, decision: str) -> bool:
-        """y / a / n from an empty input: answer the oldest pending approval."""
-        pending = self.runtime.approvals.pending()
-        if not pending:
-            return False
-        self._show_later(self.commands.call("approve", call_id=pending[0].call_id, decision=decision))
+    # ---- approvals: answered only by a deliberate action ------------------------------------
+    def _answer(self, decision: str, call_id: str | None = None) -> Reply:
+        pending = choose(self.runtime.approvals.pending(), call_id)
+        if pending is None:
+            which = f" {call_id!r}" if call_id else ""
+            return Reply(f"no approval{which} is waiting", "warning", ok=False)
+        if pending.rerun and decision == "always":
+            return Reply("a re-run outside the sandbox is allowed once or not at all: /allow or /deny",
+                         "warning", ok=False)
+        return self.commands.call("approve", call_id=pending.call_id, decision=decision)
+
+    def _prompts(self) -> list[ApprovalPrompt]:
+        waiting = [p.call_id for p in self.runtime.approvals.pending()]
+        prompts = {w.call_id: w for w in self.conversation.query(ApprovalPrompt)}
+        return [prompts[c] for c in waiting if c in prompts]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "focus_approval":
+            return bool(self.runtime.approvals.pending())  # shown in the footer only while one waits
         return True
 
+    def action_focus_approval(self) -> None:
+        """Ctrl+G: focus the oldest waiting approval (again: the next one, then back to the input)."""
+        prompts = self._prompts()
+        focused = self.focused
+        if isinstance(focused, ApprovalPrompt) and focused in prompts:
+            later = prompts[prompts.index(focused) + 1:]
+            if not later:
+                self.input.focus()
+                return
+            prompts = later
+        if not prompts:
+            self.input.focus()
+            return
+        target = prompts[0]
+        target.arm()
+        target.focus()
+        target.scroll_visible(animate=False)
+
     def on_approval_prompt_decided(self, msg: ApprovalPrompt.Decided) -> None:
+        self.input.focus()
         self._show_later(self.commands.call("approve", call_id=msg.call_id, decision=msg.decision))
+
+    def on_tool_block_approval_closed(self, _msg: ToolBlock.ApprovalClosed) -> None:
         self.input.focus()
 
     def action_abort(self) -> None:
+        if isinstance(self.focused, ApprovalPrompt):  # Esc on an approval: back to the input
+            self.input.focus()
+            return
         completions = self.main.completions
         if completions.display:
             completions.show([])
@@ -353,23 +417,71 @@ class OwlApp(App[int]):
             conv.scroll_page_down(animate=False)
 
 
+class _NoticeHandler(logging.Handler):
+    """While the TUI owns the screen, OwlTUI's warnings (log records) become notices: on stderr they
+    would be hidden behind the full-screen view, or garble it."""
+
+    def __init__(self, warn: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self._warn = warn
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self._warn(record.getMessage())
+        except Exception:
+            self.handleError(record)
+
+
 def run_tui(options: Options, prompt: str | None = None) -> int:
-    """The interactive TUI (CLI entry). Returns the exit code."""
+    """The interactive TUI (CLI entry). Returns the exit code.
+
+    Start-up warnings (the sandbox's notes, the session's) and OwlTUI's logged warnings are shown in
+    the conversation, not on stderr where the full-screen view would hide them; everything is
+    scrubbed of secrets first."""
+    import os
     import sys
 
     from owltui.session.config import save_config_value
+    from owltui.session.redact import Redactor
     from owltui.session.runtime import build_runtime
 
+    early: list[str] = []
+
+    def to_stderr(text: str) -> None:
+        print(f"owltui: warning: {text}", file=sys.stderr)
+
+    route: list[Callable[[str], None]] = [early.append]
+
+    def warn(text: str) -> None:  # build_runtime scrubs what it hands here
+        route[0](text)
+
     try:
-        runtime = build_runtime(options)
+        runtime = build_runtime(options, warn=warn)
     except Exception as exc:  # config/provider/session errors are one clear sentence
-        print(f"owltui: {exc}", file=sys.stderr)
+        for line in early:
+            to_stderr(line)
+        scrub = Redactor.from_env(os.environ, [options.base_url]).scrub
+        print(f"owltui: {scrub(str(exc))}", file=sys.stderr)
         return 1
+
+    redactor = runtime.agent.config.services.get("redactor")
+    if not isinstance(redactor, Redactor):
+        redactor = Redactor.from_env(runtime.env, [options.base_url])
 
     def save(name: str) -> None:
         save_config_value("theme", name, env=runtime.env)
 
     app = OwlApp(runtime, prompt=prompt, theme=runtime.config.theme, keymap=dict(runtime.config.keys),
-                 save_theme=save)
-    result = app.run()
+                 save_theme=save, notices=early)
+    route[0] = app.warn
+    handler = _NoticeHandler(lambda text: app.warn(redactor.scrub(text)))
+    owl_log = logging.getLogger("owltui")
+    owl_log.addHandler(handler)
+    try:
+        result = app.run()
+    finally:
+        owl_log.removeHandler(handler)
+        route[0] = to_stderr
+        for line in app.unshown_notices():
+            to_stderr(line)
     return int(result or 0)

@@ -15,7 +15,9 @@ KEYS_HELP = """Keys:
   Esc              abort the run (queued messages stay queued)
   F2               pause / resume every agent (the process-wide gate)
   Ctrl+T           require a tool for the next turn (picker)
-  y / a / n        answer an approval while the input is empty (allow once / always / deny)
+  Ctrl+G           go to the waiting approval; there y / a / n allow once / always / deny,
+                   Esc goes back (letters typed in the input are never an answer)
+  /allow /always /deny [CALL_ID]   answer the oldest waiting approval (or that one)
   PgUp / PgDn      scroll;  Ctrl+End or F4 follow the bottom again
   Ctrl+C           clear the input; twice quits.   Ctrl+D on an empty input quits"""
 

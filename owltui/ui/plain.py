@@ -1,11 +1,14 @@
 """Plain mode (``owltui --plain``): a prompt-toolkit REPL for terminals where a full-screen app is
 unwelcome. Same agent and commands: Enter sends a prompt when idle and steering while the answer
 streams (output is printed above the prompt through ``patch_stdout``); Ctrl+C aborts a run; Ctrl+D
-quits; every slash command but /theme; y / a / n answer an approval.
+quits; every slash command but /theme. An approval is printed whole (``approval.plain_lines``) and
+answered only by ``/allow``, ``/always`` or ``/deny`` (optionally followed by the call id): a typed
+line such as ``y`` or ``actually, no`` is a message, never an answer.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -15,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from owltui.agent import events as ev
+from owltui.session.approvals import attach_reviewer
 from owltui.session.commands import Commands, Host, Reply, literal
 from owltui.session.describe import Notice, describe
 from owltui.session.stats import RunStats
 
+from .approval import build_view, choose, parse_answer, plain_lines
 from .text import StreamCleaner, clean, summarize_args
 
 if TYPE_CHECKING:
@@ -31,9 +36,11 @@ class PlainPrinter:
     """Turns events into lines. Assistant text is printed a line at a time (a partial line printed
     above a live prompt would be broken by the prompt's redraw). Notices are worded by ``describe``."""
 
-    def __init__(self, write: Write, stats: RunStats | None = None) -> None:
+    def __init__(self, write: Write, stats: RunStats | None = None,
+                 pending: Callable[[str], Any] | None = None) -> None:
         self.write = write
         self.stats = stats
+        self.pending = pending or (lambda _call_id: None)  # call id -> the broker's Pending
         self._line = ""
         self._cleaner = StreamCleaner()
         self._tool_lines: dict[str, str] = {}
@@ -115,9 +122,12 @@ class PlainPrinter:
             self.write(f"    {out[0][:200]}")
 
     def _approval_request(self, e: ev.ApprovalRequest) -> None:
+        p = self.pending(e.call_id)
+        if p is None:
+            return  # answered or withdrawn already
         self.flush()
-        self.write(f"? allow {e.name} {summarize_args(e.name, e.arguments)} — "
-                   "type y (allow once), a (always) or n (deny), then Enter")
+        for line in plain_lines(build_view(e.call_id, e.name, e.arguments, p.review, p.reason)):
+            self.write(line)
 
     def _describe(self, e: ev.Event) -> None:
         self.notice(describe(e))
@@ -133,7 +143,9 @@ class PlainFront:
     label = "plain mode"
     capabilities: frozenset[str] = frozenset()
     abort_key = "Ctrl+C"
-    keys_help = "Enter: prompt (steering while a run goes) · Ctrl+C: abort the run · Ctrl+D: quit"
+    keys_help = ("Enter: prompt (steering while a run goes) · Ctrl+C: abort the run · Ctrl+D: quit\n"
+                 "/allow, /always, /deny [CALL_ID]: answer the oldest waiting approval (or that one); "
+                 "a typed line is never an answer")
     themes = None
 
     def __init__(self) -> None:
@@ -151,7 +163,8 @@ class PlainRepl:
         self.front = PlainFront()
         self.commands = Commands(runtime, self.front)
         self.write: Write = write or (lambda line: print(line, flush=True))
-        self.printer = PlainPrinter(lambda line: self.write(line), runtime.stats)
+        attach_reviewer(runtime)  # approvals carry the policy's notes and the rules "always" saves
+        self.printer = PlainPrinter(lambda line: self.write(line), runtime.stats, runtime.approvals.get)
         self.history_file = history_file
         self._quit_pressed = 0.0
         self._later: list[Awaitable[Reply]] = []
@@ -163,10 +176,9 @@ class PlainRepl:
     def handle(self, text: str) -> None:
         """One submitted line."""
         stripped = text.strip()
-        pending = self.runtime.approvals.pending()
-        if pending and stripped.lower() in ("y", "a", "n", "yes", "always", "no"):
-            decision = {"y": "allow", "a": "always", "n": "deny"}[stripped.lower()[0]]
-            self.show(self.commands.call("approve", call_id=pending[0].call_id, decision=decision))
+        answer = parse_answer(stripped)
+        if answer is not None:
+            self.answer(*answer)
             return
         if not stripped:
             return
@@ -175,7 +187,21 @@ class PlainRepl:
             reply = self.commands.send(literal(text))
             if "queued" in reply.data:
                 self.write("· queued as steering")
+            if self.runtime.approvals.pending():
+                self.write("· that was a message, not an answer: /allow, /always or /deny answers "
+                           "the approval")
         self.show(reply)
+
+    def answer(self, decision: str, call_id: str | None = None) -> None:
+        """``/allow``, ``/always``, ``/deny`` [CALL_ID]."""
+        pending = choose(self.runtime.approvals.pending(), call_id)
+        if pending is None:
+            self.write(f"· no approval{f' {call_id!r}' if call_id else ''} is waiting")
+            return
+        if pending.rerun and decision == "always":
+            self.write("· a re-run outside the sandbox is allowed once or not at all: /allow or /deny")
+            return
+        self.show(self.commands.call("approve", call_id=pending.call_id, decision=decision))
 
     def show(self, reply: Reply) -> None:
         pick = reply.pick
@@ -242,8 +268,10 @@ def run_plain(options: Options, prompt: str | None = None) -> int:
 
     try:
         runtime = build_runtime(options)
-    except Exception as exc:
-        print(f"owltui: {exc}", file=sys.stderr)
+    except Exception as exc:  # one clear sentence, scrubbed of secrets
+        from owltui.session.redact import Redactor
+
+        print(f"owltui: {Redactor.from_env(os.environ, [options.base_url]).scrub(str(exc))}", file=sys.stderr)
         return 1
     from owltui.session.paths import data_dir
 

@@ -18,6 +18,7 @@ from owltui.session.commands import Host
 from owltui.session.describe import Notice, describe, model_display, requirement_outcome
 from owltui.session.stats import RunStats
 
+from .approval import build_view
 from .blocks import AssistantBlock, InputBlock, NoticeBlock, ThinkingBlock
 from .conversation import ConversationView
 from .pause_banner import PauseBanner
@@ -125,7 +126,13 @@ class Presenter:
         self._answered(e.call_id)
 
     async def _approval_request(self, e: ev.ApprovalRequest) -> None:
-        (await self._tool_block(e.call_id, e.name, e.arguments)).ask()
+        pending = self.host.approvals.get(e.call_id)
+        if pending is None:
+            return  # answered or withdrawn before it was drawn
+        # the event's arguments are the scrubbed ones (no key values on screen); the review is the
+        # policy's, kept by the broker when it asked
+        view = build_view(e.call_id, e.name, e.arguments, pending.review, pending.reason)
+        (await self._tool_block(e.call_id, e.name, e.arguments)).ask(view)
 
     async def _describe(self, e: ev.Event) -> None:
         await self.say(describe(e))

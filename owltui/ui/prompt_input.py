@@ -2,7 +2,8 @@
 
 Enter sends (a prompt when idle, steering while a run goes); Alt+Enter or Ctrl+J sends a follow-up;
 Shift+Enter, Ctrl+N or a trailing backslash insert a newline; Alt+Up takes back the last queued
-message; Tab / ↑ / ↓ work the command completion list when one is showing.
+message; Tab / ↑ / ↓ work the command completion list when one is showing. Letters typed here are
+always text: an approval is answered only by a deliberate key (Ctrl+G, see ``approval``).
 """
 
 from __future__ import annotations
@@ -85,11 +86,10 @@ class PromptInput(TextArea):
     class PopQueue(Message):
         pass
 
-    def __init__(self, completions: CompletionList, *, approve: Callable[[str], bool] | None = None,
+    def __init__(self, completions: CompletionList, *,
                  complete: Callable[[str], list[Command]] | None = None, id: str | None = None) -> None:
         super().__init__("", id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.completions = completions
-        self.approve = approve or (lambda _decision: False)
         self.complete = complete or (lambda _text: [])
 
     # ---- actions -------------------------------------------------------------------------
@@ -143,7 +143,7 @@ class PromptInput(TextArea):
         current = self.text
         self.fill(text if not current.strip() else f"{text}\n{current}")
 
-    # ---- completion and approvals --------------------------------------------------------
+    # ---- completion --------------------------------------------------------
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         matches = self.complete(self.text)
         if len(matches) == 1 and self.text == f"/{matches[0].name}":
@@ -163,9 +163,6 @@ class PromptInput(TextArea):
                 step = 1 if event.key == "down" else -1
                 self.completions.show(self.completions.matches, (self.completions.index + step) % n)
             return
-        if not self.text and event.character in ("y", "a", "n") and self.approve(
-                {"y": "allow", "a": "always", "n": "deny"}[event.character]):
-            event.stop()
-            event.prevent_default()
-            return
+        # Every other key is the editor's: a letter typed here is text, never an approval's answer,
+        # however long an approval has been waiting (answering is Ctrl+G, then y / a / n).
         await super()._on_key(event)

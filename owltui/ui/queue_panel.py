@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import Static
 
 from .text import clean
 
 MAX_SHOWN = 6
+
+
+def _text(item: Any) -> str:
+    if isinstance(item, Mapping):
+        return str(item.get("text", ""))
+    return str(getattr(item, "text", item))
 
 
 def _short(text: str, width: int = 90) -> str:
@@ -32,9 +41,10 @@ class QueuePanel(Static):
         self.display = False
         self.items: list[tuple[str, str]] = []
 
-    def show_queue(self, queue: dict[str, list[str]], jobs: dict[str, str]) -> None:
-        items = [("steer", t) for t in queue.get("steer", [])]
-        items += [("follow-up", t) for t in queue.get("follow_up", [])]
+    def show_queue(self, queue: Mapping[Any, Sequence[Any]], jobs: dict[str, str]) -> None:
+        """``queue``: per lane, the queued messages (``{id, text, source}`` objects, or their texts)."""
+        items = [("steer", _text(t)) for t in queue.get("steer", [])]
+        items += [("follow-up", _text(t)) for t in queue.get("follow_up", [])]
         items += [("job", f"{jid}: {cmd}") for jid, cmd in jobs.items()]
         self.items = items
         if not items:

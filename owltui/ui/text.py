@@ -7,6 +7,8 @@ from typing import Any
 
 from owltui.tools.sanitize import sanitize
 
+from .approval import visible
+
 _HOLD = 256
 _INTRODUCERS = ("\x1b", "\x9b", "\x90", "\x98", "\x9d", "\x9e", "\x9f")
 
@@ -37,7 +39,8 @@ class StreamCleaner:
 
 
 def summarize_args(name: str, args: dict[str, Any], width: int = 60) -> str:
-    """A one-line summary of a tool call's arguments (the command, the path, the pattern…)."""
+    """A one-line summary of a tool call's arguments (the command, the path, the pattern…), cut to
+    ``width``; control and invisible characters are shown as escapes."""
     for key in ("command", "path", "pattern", "prompt", "job_id", "result_id"):
         value = args.get(key)
         if isinstance(value, str) and value:
@@ -45,5 +48,7 @@ def summarize_args(name: str, args: dict[str, Any], width: int = 60) -> str:
             break
     else:
         text = json.dumps(args, ensure_ascii=False, default=str) if args else ""
-    text = " ".join(clean(text).split())
+    # hidden characters as escapes, never dropped (``a\rb`` must not read as ``b``); the whole call
+    # is on the approval, this is a title
+    text = " ".join(visible(text).split())
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,5 +1,5 @@
 """A tool call in the conversation: name, argument summary, live status, streamed output, an edit's
-diff, and the inline approval prompt (y allow once · a always · n deny)."""
+diff, and the approval (``ApprovalPrompt``: the whole call; answered by Ctrl+G, then y / a / n)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
+from .approval import ApprovalView, pieces, plain_lines, rich_view, visible
 from .text import clean, summarize_args
 
 STATUS_ICONS = {
@@ -29,13 +30,18 @@ MAX_OUTPUT_CHARS = 20_000
 TAIL_LINES = 30
 
 
+def shown(text: str) -> str:
+    """File text as an approval shows it: newlines and tabs kept, other hidden characters escaped."""
+    return "".join(p for p, _ in pieces(text, keep="\n\t"))
+
+
 def edit_diff(args: dict[str, Any]) -> Text | None:
     """A coloured unified diff for ``edit`` (old_text -> new_text) and ``write`` (new content)."""
     old, new = args.get("old_text"), args.get("new_text")
     if not isinstance(old, str) or not isinstance(new, str):
         return None
     out = Text()
-    lines = difflib.unified_diff(clean(old).splitlines(), clean(new).splitlines(), lineterm="", n=2)
+    lines = difflib.unified_diff(shown(old).split("\n"), shown(new).split("\n"), lineterm="", n=2)
     for line in list(lines)[2:]:  # drop the ---/+++ header
         style = "green" if line.startswith("+") else "red" if line.startswith("-") else (
             "cyan" if line.startswith("@@") else "")
@@ -44,9 +50,11 @@ def edit_diff(args: dict[str, Any]) -> Text | None:
     return out
 
 
-class ApprovalPrompt(Static, can_focus=True):
-    """The inline question on a tool block. Keys work when it has focus; the input forwards y/a/n
-    to it when the input is empty, so typing is never blocked."""
+class ApprovalPrompt(Static):
+    """The approval on a tool block: the whole call (``approval.build_view``), why it asks, what
+    "always" saves, and how to answer. It never takes a key typed into the input: Ctrl+G (the app)
+    arms and focuses it, then y / a / n answer (a re-run outside the sandbox: y / n only) and Esc
+    goes back to the input. A click focuses it too. Once it loses focus it is out of reach of Tab."""
 
     DEFAULT_CSS = """
     ApprovalPrompt {
@@ -54,8 +62,14 @@ class ApprovalPrompt(Static, can_focus=True):
         color: $text;
         padding: 0 1;
         margin: 0 0 0 0;
+        height: auto;
     }
     ApprovalPrompt:focus { background: $warning 30%; }
+    ApprovalPrompt.-rerun {
+        background: $error 25%;
+        border-left: thick $error;
+    }
+    ApprovalPrompt.-rerun:focus { background: $error 40%; }
     """
 
     BINDINGS = [
@@ -70,15 +84,43 @@ class ApprovalPrompt(Static, can_focus=True):
             self.call_id = call_id
             self.decision = decision
 
-    def __init__(self, call_id: str, name: str) -> None:
-        text = Text.assemble(("Allow ", "bold"), (name, "bold"), ("?  ", "bold"),
-                             ("y", "bold reverse"), " allow once  ", ("a", "bold reverse"), " always  ",
-                             ("n", "bold reverse"), " deny   (keys work while the input is empty)")
-        super().__init__(text)
-        self.call_id = call_id
+    def __init__(self, view: ApprovalView) -> None:
+        self.view = view
+        self.call_id = view.call_id
+        self._armed = False
+        super().__init__(rich_view(view), classes="-rerun" if view.rerun else "")
+
+    @property
+    def text(self) -> str:
+        """Everything it shows, as plain text (tests, the clipboard)."""
+        return "\n".join(plain_lines(self.view))
+
+    def allow_focus(self) -> bool:
+        return self._armed
+
+    def arm(self) -> None:
+        """Let the next ``focus()`` land (Ctrl+G or a click): typing alone never reaches here."""
+        self._armed = True
+
+    def on_focus(self) -> None:
+        self.update(rich_view(self.view, focused=True))
+
+    def on_blur(self) -> None:
+        self._armed = False
+        self.update(rich_view(self.view))
+
+    def on_click(self) -> None:
+        self.arm()
+        self.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "decide" and parameters and parameters[0] not in self.view.decisions:
+            return False
+        return True
 
     def action_decide(self, decision: str) -> None:
-        self.post_message(self.Decided(self.call_id, decision))
+        if self.has_focus and decision in self.view.decisions:
+            self.post_message(self.Decided(self.call_id, decision))
 
 
 class ToolBlock(Collapsible):
@@ -99,7 +141,11 @@ class ToolBlock(Collapsible):
     ToolBlock .tool-output { color: $text; }
     """
 
+    class ApprovalClosed(Message):
+        """The focused approval went away (answered elsewhere, withdrawn): focus goes back to the input."""
+
     def __init__(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
+        self._before_approval = "pending"
         self.call_id = call_id
         self.tool_name = name
         self.arguments = arguments
@@ -113,8 +159,8 @@ class ToolBlock(Collapsible):
         if diff is not None:
             self._args_view.update(diff)
         elif name == "write" and isinstance(arguments.get("content"), str):
-            content = clean(arguments["content"])
-            head = "\n".join(content.splitlines()[:12])
+            content = shown(arguments["content"])
+            head = "\n".join(content.split("\n")[:12])
             self._args_view.update(Text(head, style="green"))
         else:
             self._args_view.display = False
@@ -124,8 +170,11 @@ class ToolBlock(Collapsible):
     def _make_title(self) -> str:
         summary = summarize_args(self.tool_name, self.arguments)
         icon = STATUS_ICONS.get(self.status, "·")
-        label = "awaiting approval" if self.status == "approval" else self.status
-        return escape(f"{icon} {self.tool_name}  {summary}  · {label}")
+        label = self.status
+        if self.status == "approval":
+            rerun = self.prompt is not None and self.prompt.view.rerun
+            label = "awaiting approval to run WITHOUT the sandbox" if rerun else "awaiting approval"
+        return escape(f"{icon} {visible(self.tool_name)}  {summary}  · {label}")
 
     def set_status(self, status: str) -> None:
         self.status = status
@@ -154,20 +203,23 @@ class ToolBlock(Collapsible):
         self._out_view.update(Text("\n".join(shown)))
         self._out_view.display = bool(lines)
 
-    def ask(self) -> ApprovalPrompt:
+    def ask(self, view: ApprovalView) -> ApprovalPrompt:
         if self.prompt is None:
-            self.prompt = ApprovalPrompt(self.call_id, self.tool_name)
+            self.prompt = ApprovalPrompt(view)
             self.query_one(Collapsible.Contents).mount(self.prompt)
+            self._before_approval = self.status
         self.collapsed = False
         self.set_status("approval")
         return self.prompt
 
     def answered(self) -> None:
         if self.prompt is not None:
+            if self.prompt.has_focus:
+                self.post_message(self.ApprovalClosed())
             self.prompt.remove()
             self.prompt = None
         if self.status == "approval":
-            self.set_status("pending")
+            self.set_status(self._before_approval)
 
 
 def find_tool_block(root: Widget, call_id: str) -> ToolBlock | None:

@@ -90,8 +90,8 @@ async def test_alt_up_pops_last_queued_into_editor() -> None:
         await wait_for(pilot, lambda: len(app.runtime.inbox) == 2)
         await pilot.press("alt+up")
         await wait_for(pilot, lambda: app.input.text == "two")
-        assert app.runtime.inbox.snapshot()["follow_up"] == []
-        assert app.runtime.inbox.snapshot()["steer"] == ["one"]
+        assert app.runtime.inbox.texts("follow_up") == []
+        assert app.runtime.inbox.texts("steer") == ["one"]
         gate.set()
         await app.action_quit()
 

@@ -1,5 +1,6 @@
 """Plain mode (prompt-toolkit REPL) driven through a pipe input: streaming output, typing while the
-answer streams sends steering, /pause, /resume, /require, approvals by y, Ctrl+C aborts, Ctrl+D quits."""
+answer streams sends steering, /pause, /resume, /require, approvals shown whole and answered only by
+/allow, /always, /deny (typed lines never answer), Ctrl+C aborts, Ctrl+D quits."""
 
 from __future__ import annotations
 
@@ -133,26 +134,92 @@ async def test_ctrl_c_aborts_the_run() -> None:
     await drive(rt, script)
 
 
-async def test_approval_by_typing_y(tmp_path: Path) -> None:
+def _plain_runtime(tmp_path: Path, steps: list[Step], **options: object):
     from owltui.session.runtime import Options, build_runtime
 
     ws = tmp_path / "ws"
     ws.mkdir()
     env = {"XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"), "HOME": str(tmp_path)}
-    model = ScriptedModel([Step(calls=[Call("bash", {"command": "echo plain-ok"})]), Step(text="fine")])
-    rt = build_runtime(Options(no_session=True, workspace=ws), model=model, env=env)
+    return build_runtime(Options(no_session=True, workspace=ws, **options), model=ScriptedModel(steps), env=env)
+
+
+async def test_approval_is_answered_only_by_a_command(tmp_path: Path) -> None:
+    rt = _plain_runtime(tmp_path, [Step(calls=[Call("bash", {"command": "echo plain-ok"})]), Step(text="fine")])
 
     async def script(inp, out, repl) -> None:
         await until(lambda: any("plain mode" in line for line in out), "banner")
         inp.send_text("run\r")
-        await until(lambda: any(line.startswith("? allow bash") for line in out), "ask")
-        inp.send_text("y\r")
+        await until(lambda: any(line.startswith("? Allow bash?") for line in out), "ask")
+        assert "  command: echo plain-ok" in out
+        assert "  why: no allow rule matches `echo plain-ok`" in out
+        assert '  /always saves bash = ["echo *"] in .owltui/permissions.toml' in out
+        for typed in ("y", "a", "yes", "actually, no"):  # typed lines are messages, never answers
+            inp.send_text(typed + "\r")
+            await until(lambda t=typed: t in rt.inbox.texts("steer"), f"{typed!r} queued")
+        assert rt.approvals.pending()
+        assert any(line.startswith("· that was a message, not an answer") for line in out)
+        inp.send_text("/allow\r")
         await until(lambda: "fine" in out, "done")
+        inp.send_text("/deny\r")
+        await until(lambda: "· no approval is waiting" in out, "nothing waits")
         inp.send_text("\x04")
 
     out = await drive(rt, script)
     assert "⏺ bash echo plain-ok" in out
     assert any(line.startswith("  ✓ bash: ok") for line in out)
+
+
+async def test_approval_prints_the_command_honestly(tmp_path: Path) -> None:
+    command = "touch pwned #\rls -la \u202e" + " --long" * 40
+    rt = _plain_runtime(tmp_path, [Step(calls=[Call("bash", {"command": command})]), Step(text="denied it")])
+
+    async def script(inp, out, repl) -> None:
+        await until(lambda: any("plain mode" in line for line in out), "banner")
+        inp.send_text("run\r")
+        await until(lambda: any(line.startswith("? Allow bash?") for line in out), "ask")
+        inp.send_text("/deny\r")
+        await until(lambda: "denied it" in out, "done")
+        inp.send_text("\x04")
+
+    out = await drive(rt, script)
+    shown = "touch pwned #\\rls -la \\u202e" + " --long" * 40
+    assert f"  command: {shown}" in out  # whole, escaped: nothing dropped, nothing cut
+    assert any("control characters" in line and "\\r (carriage return)" in line for line in out)
+    assert any("direction-changing" in line and "U+202E" in line for line in out)
+    first = next(i for i, line in enumerate(out) if line.startswith("? Allow bash?"))
+    asked = out[first:out.index("· denied `bash`")]
+    assert not any("\r" in line or "\u202e" in line for line in asked)
+
+
+async def test_sandbox_rerun_in_plain_mode(tmp_path: Path) -> None:
+    from .test_honest_approvals import RerunProbe
+
+    probe = RerunProbe()
+    from owltui.session.runtime import Options, build_runtime
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"), "HOME": str(tmp_path)}
+    rt = build_runtime(Options(no_session=True, workspace=ws, yes=True), env=env, tools=[probe],
+                       model=ScriptedModel([Step(calls=[Call("probe", {"command": "touch /etc/owl"})]),
+                                            Step(text="probed")]))
+
+    async def script(inp, out, repl) -> None:
+        await until(lambda: any("plain mode" in line for line in out), "banner")
+        inp.send_text("run\r")
+        await until(lambda: any(line.startswith("! Run this command once WITHOUT the sandbox?") for line in out),
+                    "ask")
+        assert "  blocked: blocked by the sandbox: /etc/owl is outside the writable paths" in out
+        inp.send_text("/always\r")
+        await until(lambda: any("allowed once or not at all" in line for line in out), "refused")
+        assert rt.approvals.pending()
+        inp.send_text("/allow\r")
+        await until(lambda: "probed" in out, "done")
+        inp.send_text("\x04")
+
+    out = await drive(rt, script)
+    assert probe.answers == [True]
+    assert not any(line.startswith("  /always") for line in out)
 
 
 def test_printer_sanitizes_and_breaks_long_lines() -> None:

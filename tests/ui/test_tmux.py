@@ -1,5 +1,7 @@
 """OwlTUI in a real terminal (tmux) against a loopback OpenAI-compatible SSE server: a prompt streams,
-steering typed mid-stream reaches the model, /pause and /resume, Esc aborts a long stream."""
+steering typed mid-stream reaches the model, /pause and /resume, Esc aborts a long stream; an approval
+shows the whole command, a sentence typed while it waits lands in the input (tmux sends it in one
+burst) and answers nothing, Ctrl+G then y answers; the sandbox's start-up note is on screen."""
 
 from __future__ import annotations
 
@@ -56,6 +58,15 @@ class Tmux:
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True, timeout=20)
 
 
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {**os.environ, "OPENAI_API_KEY": "test", "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path), "TERM": "xterm-256color",
+           "PYTHONPATH": str(ROOT)}
+    for var in ("OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OWLTUI_PROVIDER", "OWLTUI_MODEL"):
+        env.pop(var, None)
+    return env
+
+
 def test_tui_in_tmux(tmp_path: Path) -> None:
     hold = threading.Event()
     never = threading.Event()
@@ -64,11 +75,7 @@ def test_tui_in_tmux(tmp_path: Path) -> None:
         Turn(text="Noted the steering message."),
         Turn(text="A very long answer that never ends", pieces=4, hold=never),
     )
-    env = {**os.environ, "OPENAI_API_KEY": "test", "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-           "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path), "TERM": "xterm-256color",
-           "PYTHONPATH": str(ROOT)}
-    for var in ("OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OWLTUI_PROVIDER", "OWLTUI_MODEL"):
-        env.pop(var, None)
+    env = _env(tmp_path)
     cmd = [sys.executable, "-c", "from owltui.cli import main; raise SystemExit(main())",
            "--provider", "openai", "--model", "fake-model", "--base-url", server.url, "--no-session"]
     t = Tmux(cmd, env, tmp_path)
@@ -103,5 +110,48 @@ def test_tui_in_tmux(tmp_path: Path) -> None:
         t.wait(lambda s: "Send / steer" not in s, "quit", timeout=10)
     finally:
         never.set()
+        t.close()
+        server.close()
+
+
+def test_approval_in_tmux(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    command = "echo from-tmux && echo " + "-".join(f"part{i:02d}" for i in range(24)) + " # end-of-command"
+    server = FakeOpenAI().add(
+        Turn(calls=[("bash", {"command": command})]),
+        Turn(text="The command ran."),
+    )
+    cmd = [sys.executable, "-c", "from owltui.cli import main; raise SystemExit(main())",
+           "--provider", "openai", "--model", "fake-model", "--base-url", server.url, "--no-session",
+           "--sandbox", "off"]
+    t = Tmux(cmd, _env(tmp_path), ws)
+    try:
+        # the sandbox's start-up note is a notice in the TUI, not a stderr line hidden behind it
+        t.wait(lambda s: "Send / steer" in s and "the sandbox is off" in s, "the TUI and its start-up note")
+        t.type("run it")
+        t.keys("Enter")
+        screen = t.wait(lambda s: "Allow bash?" in s and "Ctrl+G, then y" in s, "the approval")
+        assert "# end-of-command" in screen and "part23" in screen  # the whole command, wrapped
+        time.sleep(1.0)  # it has been waiting a while
+        t.type("actually, no")  # one write: tmux delivers the sentence as one burst
+        screen = t.wait(lambda s: "│ actually, no" in s, "the sentence in the input")
+        time.sleep(0.5)
+        screen = t.screen()
+        assert "awaiting approval" in screen and "The command ran." not in screen
+        assert not (ws / ".owltui" / "permissions.toml").exists()
+        t.keys("C-u")
+        t.wait(lambda s: "actually, no" not in s, "input cleared")
+        t.keys("C-g")
+        t.wait(lambda s: "Esc back to the input" in s, "the approval focused")
+        t.keys("y")
+        t.wait(lambda s: "The command ran." in s, "the command ran after Ctrl+G, y")
+        assert len(server.requests) == 2
+        assert any("from-tmux" in str(m.get("content")) for m in server.requests[1]["messages"])
+
+        t.keys("C-c")
+        t.keys("C-c")
+        t.wait(lambda s: "Send / steer" not in s, "quit", timeout=10)
+    finally:
         t.close()
         server.close()

@@ -1,5 +1,6 @@
 """Pilot tests: tool blocks (status, streamed output, collapse, edit diff), thinking collapsed, and the
-inline approval prompt (y / a / n) against the real runtime — typing in the input is never blocked."""
+inline approval against the real runtime — answered by Ctrl+G then y / a / n; typing in the input is
+never blocked and never answers."""
 
 from __future__ import annotations
 
@@ -69,12 +70,16 @@ async def _approval_run(tmp_path: Path, answer: str) -> tuple[object, list[str],
         await wait_for(pilot, lambda: bool(app.conversation.query(ApprovalPrompt)), "approval prompt")
         block = app.conversation.query_one(ToolBlock)
         assert block.status == "approval" and "awaiting approval" in block.title
-        # the input keeps working: y typed into a non-empty input is just a letter
-        await type_text(pilot, "hey")
-        assert app.input.text == "hey"
+        # the input keeps working: letters typed there are text, y / a / n included
+        await type_text(pilot, "yan")
+        assert app.input.text == "yan"
         assert app.runtime.approvals.pending()
         await pilot.press("ctrl+c")
         await pilot.press(answer)
+        assert app.input.text == answer and app.runtime.approvals.pending()  # still just a letter
+        await pilot.press("ctrl+u")  # (a second Ctrl+C would quit)
+        assert app.input.text == ""
+        await pilot.press("ctrl+g", answer)
         await wait_for(pilot, lambda: not app.runtime.approvals.pending(), "answered")
         await app.agent.wait_idle()
         await wait_for(pilot, lambda: block.status in ("ok", "refused"), "tool end")
@@ -95,7 +100,7 @@ async def test_approval_allow_once(tmp_path: Path) -> None:
 async def test_approval_always_saves_rule(tmp_path: Path) -> None:
     status, notes, ws = await _approval_run(tmp_path, "a")
     assert status == "ok"
-    assert "always allowed: `bash` saved as a permission rule" in notes
+    assert 'always allowed: saving bash = ["echo *"] as a permission rule' in notes
     assert '"echo *"' in (ws / ".owltui" / "permissions.toml").read_text()  # program granularity (issue 10)
 
 
@@ -105,7 +110,7 @@ async def test_approval_deny(tmp_path: Path) -> None:
     assert "denied `bash`" in notes
 
 
-async def test_approval_prompt_keys_when_focused(tmp_path: Path) -> None:
+async def test_approval_prompt_keys_when_clicked(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     steps = [Step(calls=[Call("bash", {"command": "echo focused"})]), Step(text="ok")]
@@ -115,7 +120,12 @@ async def test_approval_prompt_keys_when_focused(tmp_path: Path) -> None:
         await type_text(pilot, "x")
         await pilot.press("enter")
         await wait_for(pilot, lambda: bool(app.conversation.query(ApprovalPrompt)))
-        app.conversation.query_one(ApprovalPrompt).focus()
+        prompt = app.conversation.query_one(ApprovalPrompt)
+        prompt.focus()  # focus alone (Tab, a stray call) cannot land on it
+        await pilot.pause()
+        assert not prompt.has_focus
+        await pilot.click(ApprovalPrompt)  # a click is deliberate
+        assert prompt.has_focus
         await pilot.press("y")
         await wait_for(pilot, lambda: not app.runtime.approvals.pending())
         await app.agent.wait_idle()
@@ -138,7 +148,10 @@ async def test_edit_shows_diff(tmp_path: Path) -> None:
         block = app.conversation.query_one(ToolBlock)
         diff = str(block._args_view.render())
         assert "-beta" in diff and "+gamma" in diff
-        await pilot.press("y")
+        prompt = app.conversation.query_one(ApprovalPrompt).text
+        assert "path: a.txt" in prompt and "replaces 1 line with 1 line" in prompt
+        assert '/always saves edit = ["a.txt"]' in prompt
+        await pilot.press("ctrl+g", "y")
         await app.agent.wait_idle()
         await wait_for(pilot, lambda: block.status == "ok")
         assert not block.collapsed  # diffs stay open

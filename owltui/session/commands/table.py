@@ -134,15 +134,10 @@ def clear_requirement(ctx: Context, _a: Args) -> Reply:
 def approve(ctx: Context, a: Args) -> Reply:
     call_id, decision = a["call_id"], a["decision"]
     broker = ctx.host.approvals
-    waiting = {p.call_id: p.name for p in broker.pending()}
-    if call_id not in waiting or not broker.answer(call_id, decision):
+    pending = broker.get(call_id)
+    if pending is None or not broker.answer(call_id, decision):
         raise CommandError(f"no approval request {call_id!r} is waiting", "warning")
-    name = waiting[call_id]
-    if decision == "always":
-        return Reply(f"always allowed: `{name}` saved as a permission rule", "success")
-    if decision == "deny":
-        return Reply(f"denied `{name}`", "warning")
-    return Reply()
+    return Reply(*pending.outcome(decision))
 
 
 def get_state(ctx: Context, _a: Args) -> Reply:
