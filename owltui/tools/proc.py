@@ -304,10 +304,17 @@ class Proc:
         fd = self._popen.stdout.fileno()
         decoder = StreamSanitizer()
         exited_at: float | None = None
+        # a pidfd turns readable when the shell exits: no 50 ms select slice is lost when a
+        # background process it left keeps the pipe open (Linux 5.3+; else poll() every slice)
+        pidfd = -1
+        with contextlib.suppress(AttributeError, OSError):
+            pidfd = os.pidfd_open(self._popen.pid)
+        watch = [fd, pidfd] if pidfd >= 0 else [fd]
         try:
             while True:
-                ready, _, _ = select.select([fd], [], [], 0.05)
-                if ready:
+                ready, _, _ = select.select(watch, [], [], 0.05)
+                got = fd in ready
+                if got:
                     data = os.read(fd, 1 << 16)
                     if not data:
                         break
@@ -315,13 +322,17 @@ class Proc:
                     self._bump()
                 if exited_at is None and self._popen.poll() is not None:
                     exited_at = time.monotonic()
+                    if pidfd >= 0:
+                        watch = [fd]
                 # The shell has ended: a background grandchild may still hold the pipe open; drain
                 # what is there, then stop reading.
-                if exited_at is not None and (not ready or time.monotonic() - exited_at > 0.5):
+                if exited_at is not None and (not got or time.monotonic() - exited_at > 0.5):
                     break
         except OSError:
             pass
         finally:
+            if pidfd >= 0:
+                os.close(pidfd)
             self.sink.write(decoder.close())
             code = self._popen.wait()
             self.sink.close()
