@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="MCP servers from FILE (.mcp.json format); naming it approves it for this run")
     p.add_argument("--sandbox", choices=("workspace-write", "read-only", "off"),
                    help="kernel sandbox of the commands tools run (default workspace-write)")
+    p.add_argument("--context-window", type=_positive, metavar="N",
+                   help="the model's context window in tokens, over the catalog's (local models); "
+                        "automatic compaction starts at 80 %% of it")
     return p
 
 
@@ -75,7 +78,8 @@ def options_from(args: argparse.Namespace, interactive: bool = True) -> Options:
     return Options(provider=args.provider, model=args.model, base_url=args.base_url, yes=args.yes,
                    max_rounds=args.max_rounds, continue_session=args.continue_session, resume=args.resume,
                    no_session=args.no_session, workspace=Path.cwd(), interactive=interactive,
-                   permission_mode=args.permission_mode, sandbox=args.sandbox, mcp_config=args.mcp_config)
+                   permission_mode=args.permission_mode, sandbox=args.sandbox, mcp_config=args.mcp_config,
+                   context_window=args.context_window)
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -183,9 +187,18 @@ def _no_pydantic_plugins() -> None:
         sys.modules[name] = stub
 
 
+def _no_httpx_cli() -> None:
+    """httpx imports its own command-line client (click, rich.console, pygments: ~40 ms) when it is
+    installed; a ``None`` in ``sys.modules`` makes that import fail, and httpx then keeps its
+    documented fallback (``httpx.main`` says the CLI is unavailable). OwlTUI never runs it."""
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit code; never lets a traceback reach the user."""
     _no_pydantic_plugins()
+    _no_httpx_cli()
     try:
         return _run(argv)
     except KeyboardInterrupt:
