@@ -21,7 +21,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -416,6 +416,16 @@ class JobManager:
         if job.running:
             await job.terminate()
         return job
+
+    async def kill_running(self, ids: Iterable[str] | None = None) -> list[str]:
+        """Kill the running jobs named by ``ids`` (all of them when None) at once — the interrupt
+        notice's "kill" key; returns the ids killed."""
+        wanted = None if ids is None else {str(i).strip().lstrip("#") for i in ids}
+        targets = [j for j in self.running_jobs() if wanted is None or j.id in wanted]
+        async with anyio.create_task_group() as tg:
+            for job in targets:
+                tg.start_soon(job.terminate)
+        return [j.id for j in targets]
 
     def _everything(self) -> tuple[list[int], Callable[[], set[int]]]:
         """The groups of running jobs and a collector of every other process of ours: the trees of

@@ -190,6 +190,12 @@ async def test_still_running_lists_jobs_and_escaped_processes(make_ctx: MakeCtx,
     assert listed[1]["command"] == "sleep 60" and isinstance(listed[1]["pid"], int)
     await jobs.kill("1")
     assert [x["id"] for x in jobs.still_running()] == ["2"]
+    await BashTool().run(BashParams(command="setsid sleep 300 & setsid sleep 301 &"), make_ctx(jobs))
+    assert [x["id"] for x in jobs.still_running()] == ["2", "3", "4"]
+    assert await jobs.kill_running(["#3", "4"]) == ["3", "4"]
+    assert [x["id"] for x in jobs.still_running()] == ["2"]
+    assert await jobs.kill_running() == ["2"]
+    assert jobs.still_running() == []
 
 
 def test_kill_all_at_exit_kills_escaped_processes(ws: Path, tmp_path: Path) -> None:
