@@ -12,7 +12,8 @@ that OwlTUI adopted (its child, but not a shell OwlTUI started itself) belongs t
 - it was seen as a descendant of the command's shell while the command ran (pid + start time), or
 - its session is the command's session (commands run with ``start_new_session``, so the session id
   is the shell's pid and stays reserved while any member lives) or the session of an escaped
-  process already attributed.
+  process already attributed — never for a session leader itself (its session id is its own pid,
+  possibly a reused one).
 
 Reaping without stealing. ``subprocess.Popen`` and asyncio's child watcher wait for *their own*
 pids; a ``SIGCHLD`` handler or ``waitpid(-1)`` would take those exit statuses from them. The Reaper
@@ -357,7 +358,11 @@ class Reaper:
         seen = self._seen.get(st.pid)
         if seen is not None and seen[0] == st.start:
             return seen[1]
-        return self._by_sid.get(st.sid) if st.sid != self._my_sid else None
+        if st.sid == self._my_sid or st.sid == st.pid:
+            # a session leader is attributed by its mark or identity, never by its session id:
+            # that id is its own pid, which may be a reused pid of a shell OwlTUI started earlier
+            return None
+        return self._by_sid.get(st.sid)
 
     def scan(self) -> list[Escapee]:
         """Look at OwlTUI's children now: record escaped processes, reap attributable zombies, tell
@@ -422,8 +427,9 @@ class Reaper:
                 if pid not in kids:  # gone without a zombie we could see (reaped elsewhere)
                     ended.append(self._end(esc, None))
             self._prune(origins, kids, live_shells)
-            if self._busy():
-                self._wake()
+            with self._lock:
+                if self._busy():
+                    self._wake()
         for esc in found:
             for fn in tuple(self._found):
                 self._call(fn, esc)
