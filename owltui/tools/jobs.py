@@ -61,10 +61,19 @@ class JobEvent:
     pid: int | None = None
 
     def to_event(self) -> JobStarted | JobFinished:
-        """The CONTRACTS section 3 event (``job_started`` / ``job_finished``)."""
+        """The CONTRACTS section 3 event (``job_started`` / ``job_finished``); for an escaped process
+        ``escaped`` and ``pid`` go along once the event types have those fields."""
+        cls: type[JobStarted] | type[JobFinished] = JobStarted if self.kind == "started" else JobFinished
+        extra: dict[str, object] = {}
+        if self.escaped:
+            if "escaped" in cls.model_fields:
+                extra["escaped"] = True
+            if "pid" in cls.model_fields and self.pid is not None:
+                extra["pid"] = self.pid
         if self.kind == "started":
-            return JobStarted(job_id=self.job_id, command=self.command)
-        return JobFinished(job_id=self.job_id, command=self.command, exit_code=self.exit_code)
+            return JobStarted(job_id=self.job_id, command=self.command, **extra)  # type: ignore[arg-type]
+        return JobFinished(job_id=self.job_id, command=self.command, exit_code=self.exit_code,
+                           **extra)  # type: ignore[arg-type]
 
     def aside_text(self) -> str:
         """The aside the host delivers to the agent when the job ends."""
