@@ -178,7 +178,7 @@ class _Wire:
                 self.frozen += data
             del recent[:cut]
 
-    def messages(self, items: Sequence[Item], cache_turns: int) -> tuple[list[bytes], int]:
+    def messages(self, items: Sequence[Item], cache_turns: int) -> tuple[list[bytes | bytearray], int]:
         """The pieces of the messages array (joined with commas), and their flags."""
         closed = self.turns.advance(items)
         if closed is None:
@@ -203,7 +203,7 @@ class _Wire:
         if not self.started and not trailing:
             trailing.append((encode(CONTINUING, depth=2), True))
         marked = 0
-        out: list[bytes] = []
+        out: list[bytes | bytearray] = []
         for data, user in reversed(trailing):
             if user and marked < cache_turns:
                 data = _marked(data)
@@ -211,7 +211,7 @@ class _Wire:
             out.append(data)
         out.reverse()
         if self.frozen:
-            out.insert(0, bytes(self.frozen))
+            out.insert(0, self.frozen)  # joined at once: no copy
         return out, flags
 
 

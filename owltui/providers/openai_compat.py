@@ -140,7 +140,7 @@ class _Wire:
             return self.tail
         return _turn_bytes(turn)
 
-    def messages(self, items: Sequence[Item]) -> tuple[list[bytes], int]:
+    def messages(self, items: Sequence[Item]) -> tuple[list[bytes | bytearray], int]:
         """The pieces of the messages array after the system prompt (joined with commas), and
         their flags."""
         closed = self.turns.advance(items)
@@ -156,7 +156,7 @@ class _Wire:
                     self.closed += b","
                 self.closed += data
         tail = self.turns.tail()
-        out = [bytes(self.closed)] if self.closed else []
+        out: list[bytes | bytearray] = [self.closed] if self.closed else []  # joined at once: no copy
         flags = self.flags
         if tail is not None:
             self.tail = self._user(tail)
@@ -235,6 +235,8 @@ class OpenAIParser:
         return self.flush()
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
+        if data[:1] == "[" and data == "[DONE]":  # not JSON: spare the parser its error
+            return self._finish()
         try:
             obj = loads(data)
         except (ValueError, RecursionError):

@@ -294,3 +294,22 @@ def test_tls_verifies_with_the_context_httpx_builds(tmp_path: Path, served: Call
         return texts
 
     assert run(calls()) == ["secure", "secure"]
+
+
+def test_cookies_still_kept_and_sent_back(served: Callable[..., KeepAliveServer]) -> None:
+    def respond(conn: socket.socket, n: int) -> bool:
+        extra = b"set-cookie: lb=node7; Path=/\r\n" if n == 1 else b""
+        conn.sendall(HEAD.replace(b"\r\n\r\n", b"\r\n" + extra + b"\r\n", 1) + chunked(sse(f"r{n}")))
+        return True
+
+    server = served(respond)
+    m = model(server.url)
+
+    async def calls() -> list[str]:
+        out = [await text(m) for _ in range(3)]
+        await m.aclose()
+        return out
+
+    assert run(calls()) == ["r1", "r2", "r3"]
+    assert b"cookie: lb=node7" not in server.requests[0].lower()
+    assert all(b"cookie: lb=node7" in r.lower() for r in server.requests[1:])
