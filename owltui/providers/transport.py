@@ -7,8 +7,9 @@ chunk of a stream, against ~2 µs and ~0.1 µs with llhttp) is most of a model c
 a fast server (``bench/http_transports.py`` has the side-by-side figures). What it does:
 
 - one connection per request in flight, idle ones kept per origin (scheme, host, port) and reused
-  while the server keeps them open (``should_keep_alive``); a response abandoned before its end is
-  kept only if what already arrived completes it (never waited for), else the connection closes;
+  while the server keeps them open (``should_keep_alive``); a response its reader left before the
+  end (the model's last event came, the closing chunk not yet) ends in the background (at most
+  ``LINGER_S``) and its connection is kept; on cancellation (abort) the connection closes at once;
 - a reused connection that the server had closed meanwhile is replaced once, transparently;
 - TLS with the context httpx would build (certifi, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``), made on
   the first https connection, not at start-up;
@@ -37,6 +38,8 @@ import httpx
 
 HIGH_WATER = 1 << 20  # body bytes read ahead of the consumer before the socket is paused
 MAX_IDLE = 4  # idle connections kept per origin
+LINGER_S = 2.0  # how long a response left before its end may take to end in the background
+LINGER_BYTES = 1 << 16  # and how much more of it is read (and dropped) meanwhile
 PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy")
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _VALUE = re.compile(rb"[^\x00-\x08\x0a-\x1f\x7f]*")
@@ -295,6 +298,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
         self._max_idle = max_idle
         self._closed = False
         self._other: httpx.AsyncHTTPTransport | None = None
+        self._lingering: set[asyncio.Task[None]] = set()
 
     def _ssl_context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -375,8 +379,36 @@ class LeanTransport(httpx.AsyncBaseTransport):
         return httpx.Response(conn.status, headers=conn.headers, stream=_Body(self, conn, read_timeout),
                               extensions={"http_version": b"HTTP/1.1", "reason_phrase": conn.reason})
 
+    def linger(self, conn: _Connection) -> None:
+        """A response its reader stopped reading before its end (a model stream ends with its last
+        event; the closing chunk may come in a later packet): let it end in the background, then
+        keep the connection, so the next request needs no new connection (and TLS handshake)."""
+        task = asyncio.get_running_loop().create_task(self._finish(conn))
+        self._lingering.add(task)
+        task.add_done_callback(self._lingering.discard)
+
+    async def _finish(self, conn: _Connection) -> None:
+        deadline = conn.loop.time() + LINGER_S
+        read = 0
+        try:
+            while not conn.complete:
+                conn.check()
+                left = deadline - conn.loop.time()
+                if left <= 0 or read > LINGER_BYTES:
+                    raise TimeoutError
+                await conn.wait(left)
+                read += len(conn.take())
+        except (Exception, asyncio.CancelledError):
+            conn.parser = None
+            conn.close()
+            return
+        conn.take()
+        self.release(conn)
+
     async def aclose(self) -> None:
         self._closed = True
+        for task in list(self._lingering):
+            task.cancel()
         idle, self._idle = self._idle, {}
         for conns in idle.values():
             for conn in conns:
@@ -420,11 +452,16 @@ class _Body(httpx.AsyncByteStream):
         if conn is None:
             return
         self.conn = None
-        # a model stream ends with its last event and the closing chunk in the same read: what
-        # already arrived may complete the response, and then the connection is kept
+        # a model stream ends with its last event, the closing chunk usually in the same read: what
+        # already arrived may complete the response, and then the connection is kept at once
         if conn.complete and conn.error is None:
             conn.take()
             self.owner.release(conn)
-        else:
-            conn.parser = None
-            conn.close()
+            return
+        task = asyncio.current_task()
+        if (conn.error is None and conn.head_done and not conn.eof and not self.owner._closed
+                and task is not None and not task.cancelling()):
+            self.owner.linger(conn)  # not cancelled: the rest may still come, in the background
+            return
+        conn.parser = None
+        conn.close()  # cancelled (abort): the connection goes at once

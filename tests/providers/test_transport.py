@@ -313,3 +313,25 @@ def test_cookies_still_kept_and_sent_back(served: Callable[..., KeepAliveServer]
     assert run(calls()) == ["r1", "r2", "r3"]
     assert b"cookie: lb=node7" not in server.requests[0].lower()
     assert all(b"cookie: lb=node7" in r.lower() for r in server.requests[1:])
+
+
+def test_a_late_closing_chunk_still_keeps_the_connection(served: Callable[..., KeepAliveServer]) -> None:
+    def respond(conn: socket.socket, n: int) -> bool:
+        conn.sendall(HEAD + chunked(sse(f"r{n}"), end=False))  # the stream's end, not the body's
+        time.sleep(0.05)
+        conn.sendall(b"0\r\n\r\n")
+        return True
+
+    server = served(respond)
+    m = model(server.url)
+
+    async def calls() -> list[str]:
+        out = []
+        for _ in range(3):
+            out.append(await text(m))
+            await asyncio.sleep(0.15)  # the closing chunk arrives meanwhile
+        await m.aclose()
+        return out
+
+    assert run(calls()) == ["r1", "r2", "r3"]
+    assert server.connections == 1
