@@ -106,12 +106,20 @@ def read_cmdline(pid: int) -> str:
         return "[?]"
 
 
-def read_mark(pid: int) -> str | None:
-    """The ``OWLTUI_PROC`` token in the environment of ``pid`` (None: none, or not readable)."""
+def read_environ(pid: int) -> bytes | None:
+    """The environment block of ``pid`` (empty while it is between two images in ``execve``)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as fh:
-            env = fh.read()
+            return fh.read()
     except OSError:
+        return None
+
+
+def read_mark(pid: int, env: bytes | None = None) -> str | None:
+    """The ``OWLTUI_PROC`` token in the environment of ``pid`` (None: none, or not readable)."""
+    if env is None:
+        env = read_environ(pid)
+    if not env:
         return None
     key = MARK.encode() + b"="
     for item in env.split(b"\0"):
@@ -271,6 +279,7 @@ class Reaper:
         self._escapees: dict[int, Escapee] = {}  # adopted and alive when last looked at
         self._zombies: dict[tuple[int, int], float] = {}  # unattributed zombies: first seen (monotonic)
         self._strays: set[tuple[int, int]] = set()  # live unattributed children in other sessions
+        self._env_retried: set[tuple[int, int]] = set()  # seen with an empty environment once
         self._doomed: set[int] = set()  # being killed: not reported as found
         self._found: list[Listener] = []
         self._ended: list[Listener] = []
@@ -352,7 +361,17 @@ class Reaper:
     # ---- scanning -------------------------------------------------------------------------------
     def _attribute(self, st: Stat, tokens: dict[str, Origin]) -> str | None:
         if st.alive:
-            mark = read_mark(st.pid)
+            env = read_environ(st.pid)
+            if env == b"" and (st.pid, st.start) not in self._env_retried:
+                # caught inside execve (``setsid`` → ``sleep``): the new image's environment is
+                # there a moment later; once per process (``env -i`` leaves it empty for good)
+                self._env_retried.add((st.pid, st.start))
+                for _ in range(20):
+                    time.sleep(0.0005)
+                    env = read_environ(st.pid)
+                    if env != b"":
+                        break
+            mark = read_mark(st.pid, env)
             if mark is not None and mark in tokens:
                 return mark
         seen = self._seen.get(st.pid)
@@ -482,6 +501,7 @@ class Reaper:
                             if t in tokens or sid in sids}
             self._zombies = {k: v for k, v in self._zombies.items() if k[0] in kids}
             self._strays = {k for k in self._strays if k[0] in kids and k not in self._zombies}
+            self._env_retried = {k for k in self._env_retried if k[0] in kids}
 
     # ---- trees ----------------------------------------------------------------------------------
     def tree(self, token: str) -> set[int]:
