@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any
@@ -41,9 +40,15 @@ MAX_IDLE = 4  # idle connections kept per origin
 LINGER_S = 2.0  # how long a response left before its end may take to end in the background
 LINGER_BYTES = 1 << 16  # and how much more of it is read (and dropped) meanwhile
 PROXY_VARS = ("http_proxy", "https_proxy", "all_proxy")
-_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_VALUE = re.compile(rb"[^\x00-\x08\x0a-\x1f\x7f]*")
-_TARGET = re.compile(rb"[\x21-\x7e\x80-\xff]+")
+# RFC 9110 token characters, field-value characters (no controls but HTAB), request-target bytes
+_TOKEN = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_VALUE = bytes([9, *range(32, 127), *range(128, 256)])
+_TARGET = bytes(range(33, 256)).replace(b"\x7f", b"")
+
+
+def _only(data: bytes, allowed: bytes) -> bool:
+    """Whether every byte of ``data`` is in ``allowed`` (deleting them leaves nothing)."""
+    return not data.translate(None, allowed)
 
 
 def proxy_configured(env: Any = None) -> bool:
@@ -77,11 +82,11 @@ def request_head(request: httpx.Request) -> bytes:
     """The request line and headers, refusing anything that could end a line early."""
     method = request.method.encode("ascii")
     target = request.url.raw_path
-    if _TOKEN.fullmatch(method) is None or _TARGET.fullmatch(target) is None:
+    if not method or not target or not _only(method, _TOKEN) or not _only(target, _TARGET):
         raise httpx.LocalProtocolError(f"invalid request line: {method!r} {target!r}")
     lines = [method, b" ", target, b" HTTP/1.1\r\n"]
     for name, value in request.headers.raw:
-        if _TOKEN.fullmatch(name) is None or _VALUE.fullmatch(value) is None:
+        if not name or not _only(name, _TOKEN) or not _only(value, _VALUE):
             raise httpx.LocalProtocolError(f"invalid header {name!r}")
         lines += [name, b": ", value, b"\r\n"]
     lines.append(b"\r\n")
