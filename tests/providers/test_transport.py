@@ -329,7 +329,7 @@ def test_a_late_closing_chunk_still_keeps_the_connection(served: Callable[..., K
         out = []
         for _ in range(3):
             out.append(await text(m))
-            await asyncio.sleep(0.15)  # the closing chunk arrives meanwhile
+            await asyncio.sleep(0.4)  # the closing chunk arrives meanwhile
         await m.aclose()
         return out
 
