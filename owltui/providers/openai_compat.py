@@ -430,7 +430,16 @@ class OpenAICompatModel(HTTPModel):
 
     def encode_body(self, request: ModelRequest) -> bytes:
         """``encode(build_body(request))``, built from cached pieces: the tools and the system
-        prompt are encoded once, each history turn once (``wirecache``)."""
+        prompt are encoded once, each history turn once (``wirecache``). Should the cache ever
+        fail, it starts over and this request is encoded whole."""
+        try:
+            return self._encode_cached(request)
+        except Exception:
+            self._wire = Slots(_Wire)
+            self._tools = SameList()
+            return encode(self.build_body(request))
+
+    def _encode_cached(self, request: ModelRequest) -> bytes:
         parts = [encode(self._head(request))[:-1]]
         flags = 0
         if request.tools:

@@ -121,3 +121,18 @@ def test_each_turn_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
         model.encode_body(ModelRequest(system="s", messages=items, tools=TOOLS))
         sizes.append(len(calls))
     assert sizes[0] > 4 and max(sizes[1:]) == 4  # head, tool choice, the new assistant message, the new result
+
+
+def test_a_failing_cache_starts_over_and_the_request_is_still_right(monkeypatch: pytest.MonkeyPatch) -> None:
+    import owltui.providers.wirecache as wc
+
+    for model in models(0):
+        items: list[Item] = [UserMessage(text="go")]
+        request = ModelRequest(system="s", messages=items, tools=TOOLS)
+        model.encode_body(request)
+        items.append(AssistantMessage(text="ok"))
+        with monkeypatch.context() as m:
+            m.setattr(wc.TurnStream, "advance", lambda self, items: 1 / 0)
+            assert model.encode_body(request) == encode(model.build_body(request))
+        items.append(UserMessage(text="more"))
+        assert model.encode_body(request) == encode(model.build_body(request))
