@@ -8,7 +8,7 @@ subagents, tests).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 import anyio.lowlevel
@@ -16,6 +16,7 @@ from anyio.abc import TaskGroup
 
 from .cancel import CancelToken
 from .config import LoopConfig
+from .context import ContextBudget
 from .events import Emitter
 from .history import History, MemoryHistory
 from .inbox import Entry, Inbox, Queued, QueueLane
@@ -37,12 +38,15 @@ class Agent:
         self.gate = gate
         self.requirement = requirement or RequirementSlot()
         self.last_outcome: RunOutcome | None = None
+        self.context = ContextBudget()  # automatic compaction's measure and failure streak, across runs
         self._tg: TaskGroup | None = None
         self._loop: Loop | None = None
         self._scope: anyio.CancelScope | None = None
         self._running = False
         self._abort_pending = False
         self._run_listeners: list[Callable[[bool], None]] = []
+        # awaited once, by the first run, before it captures the tool list (MCP servers starting)
+        self.before_first_run: Callable[[], Awaitable[None]] | None = None
         self.inbox.subscribe(self._on_inbox)
 
     # ---- state ---------------------------------------------------------------------------
@@ -64,17 +68,27 @@ class Agent:
         self._tg = tg
 
     async def run(self, text: str | None = None, *, wake: bool = False) -> RunOutcome:
-        """Run to the end. Raises RuntimeError if a run is already going."""
+        """Run to the end. Raises RuntimeError if a run is already going. The first run awaits
+        ``before_first_run`` (once; it is cleared first) before it builds its loop: the tool list is
+        captured only then. If it raises, the run is not going any more and the exception propagates."""
         if self._running:
             raise RuntimeError("a run is already in progress")
         self._set_running(True)
+        ready, self.before_first_run = self.before_first_run, None
+        if ready is not None:  # an abort meanwhile ends the run at its first check
+            try:
+                await ready()
+            except BaseException:
+                self._abort_pending = False
+                self._set_running(False)
+                raise
         initial = [UserMessage(text=text)] if text is not None else []
         cancel = CancelToken()
         if self._abort_pending:  # aborted between start() and now: the run ends at its first check
             self._abort_pending = False
             cancel.cancel("aborted")
         loop = Loop(self.config, self.history, inbox=self.inbox, emitter=self.emitter, gate=self.gate,
-                    requirement=self.requirement, cancel=cancel)
+                    requirement=self.requirement, cancel=cancel, budget=self.context)
         self._loop = loop
         outcome = RunOutcome("aborted")
         try:

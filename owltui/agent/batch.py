@@ -4,7 +4,9 @@ Before a call runs, in this order: the call cap (a limit's ``refuse``), delegati
 argument validation, the feature's refusal checks, then permission. A refusal or a bad call is
 that call's result and the batch goes on. Consecutive read-only calls run together, any other call
 alone; the pause gate is asked before each start. A result over the size limit is saved whole to
-a file and the model gets a preview with the exact call that reads the rest. With
+a file and the model gets a preview with the exact call that reads the rest, then the tool's status
+(``ToolOutput.details["status"]``); a page of saved text (``details["no_spill"]``) is never saved
+again. With
 ``steering = "immediate"``, a steering message skips the calls not yet started; so does one sent
 as immediate (``Agent.steer(text, immediate=True)``) whatever the config says.
 """
@@ -161,9 +163,17 @@ class Batch:
         self.ledger.finished(call, result, out.details)  # tool_end now; the history in call order
 
     def _spill(self, name: str, out: ToolOutput) -> str:
-        if out.full_output is None and not is_large(out.content):
+        """The text the model gets. A large output (or one a tool spilled itself: ``full_output``) is
+        saved whole and replaced by its preview; a page of a saved text (``details["no_spill"]``, e.g.
+        ``read_result``) is never saved again. A spilled output keeps the tool's status
+        (``details["status"]``, e.g. "exit code 3") after the preview."""
+        if out.full_output is None and (not is_large(out.content) or out.details.get("no_spill")):
             return out.content
         store = self.cfg.results
         assert store is not None  # all_tools() creates it for any run that carries a tool
         rid, path = store.save(out.content, out.full_output)
-        return store.preview(rid, path, name)
+        preview = store.preview(rid, path, name)
+        status = out.details.get("status")
+        if status and isinstance(status, str):
+            preview += f"\n[status: {status.strip().strip('[]')}]"
+        return preview

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .context import Compactor
 from .hooks import Expansion, Hooks, Permission, Refusal
 from .model import Model, ToolSpec
 from .results import ReadResult, ResultStore
@@ -35,6 +36,11 @@ class LoopConfig:
     time_limit: float | None = None
     name: str = "main"
     max_output_tokens: int | None = None
+    # automatic compaction (``context.py``): on when both the window (tokens) and a compactor are set
+    context_window: int | None = None
+    compact_at: float = 0.8  # share of the window that triggers it
+    compactor: Compactor | None = None
+    compaction_confirm: bool = False  # close the pause gate before compacting: the user looks first
 
     def __post_init__(self) -> None:
         self._specs: list[ToolSpec] | None = None

@@ -154,6 +154,39 @@ class Retry(Event):
     reason: str
 
 
+CompactionReason = Literal["auto", "manual"]
+
+
+class CompactionStart(Event):
+    """The history is about to be summarised (automatically: the estimate passed the threshold of
+    the context window; with ``compaction_confirm`` the pause gate closes right after this event).
+    Not in the contract's list; front ends may show it as the step in progress."""
+
+    type: Literal["compaction_start"] = "compaction_start"
+    reason: CompactionReason
+    tokens_before: int | None = None
+
+
+class Compaction(Event):
+    """The history was summarised (CONTRACTS section 6): token estimates before and after."""
+
+    type: Literal["compaction"] = "compaction"
+    reason: CompactionReason
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+
+
+class CompactionFailed(Event):
+    """A compaction failed (not in the contract's list). ``failures``: in a row; ``stopped``: that
+    was the last automatic attempt of this session (a notice tells the model and the user)."""
+
+    type: Literal["compaction_failed"] = "compaction_failed"
+    reason: CompactionReason
+    error: str
+    failures: int = 1
+    stopped: bool = False
+
+
 class AgentEnd(Event):
     type: Literal["agent_end"] = "agent_end"
     reason: EndReason

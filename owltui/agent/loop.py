@@ -13,9 +13,11 @@ error or a limit too.
 
 The rules live once, in named pieces the loop asks at fixed points: the ledger (one result for
 every call on every path), the batch (pre-execution checks in order: cap -> expansion ->
-validation -> refusals -> permission; read-only calls together; large results to file) and the
+validation -> refusals -> permission; read-only calls together; large results to file), the
 limits (round limit with its non-empty wrap-up, failure breaker, soft requirement, call cap,
-deadline: each can say the next call's tool choice, a fallback answer, why the run ends). The loop
+deadline: each can say the next call's tool choice, a fallback answer, why the run ends) and the
+context budget (``context.py``: compact before a model call once the conversation nears the
+model's window, between rounds, before the round's queued input is delivered). The loop
 itself keeps the order of things: the pause gate's parking spot before the model call, outside
 input delivered only where every call has its result, hooks and their directives, cancellation.
 Feature differences arrive only as config: system prompt, tools, hooks, history.
@@ -32,6 +34,7 @@ import anyio
 from .batch import Batch
 from .cancel import CancelToken
 from .config import LoopConfig
+from .context import ContextBudget
 from .events import (
     AgentEnd,
     AgentStart,
@@ -75,7 +78,7 @@ class Loop:
 
     def __init__(self, config: LoopConfig, history: History, *, inbox: Inbox, emitter: Emitter,
                  gate: PauseGate = GATE, requirement: RequirementSlot | None = None,
-                 cancel: CancelToken | None = None) -> None:
+                 cancel: CancelToken | None = None, budget: ContextBudget | None = None) -> None:
         self.cfg = config
         self.history = history
         self.inbox = inbox
@@ -91,6 +94,9 @@ class Loop:
         self._taken: dict[int, Queued] = {}  # id(message) -> its inbox record, until delivered
         self._due: Literal["", "steer", "batch", "stop"] = ""  # what the next round takes after its park
         self._turn_open = False  # a turn_start without its turn_end yet
+        self._turn_from = 0  # index in the history where the current logical turn began
+        # automatic compaction, when the feature gave a window and a compactor
+        self.budget = (budget or ContextBudget()) if config.context_window and config.compactor else None
         self.ledger = Ledger(history, self._emit)
         limits, self.directed = standard_limits(config, slot=self.slot, emit=self._emit,
                                                 ledger=self.ledger, post=self._pending.append)
@@ -233,6 +239,8 @@ class Loop:
             self.ledger.append(msg)
             self.state.last_message = msg
             self.state.usage = self.state.usage + msg.usage
+            if self.budget is not None:
+                self.budget.observe(msg, self.history.model_view())
         self._emit(MessageEnd, text=msg.text, thinking=msg.thinking_text, stop_reason=msg.stop_reason,
                    usage=msg.usage, error=msg.error,
                    tool_calls=[WireToolCall(id=c.id, name=c.name, arguments=c.arguments)
@@ -252,6 +260,7 @@ class Loop:
         if not (self._pending or self._due):
             return RunOutcome("done")
         deadline = self.limits.start(self.cancel)
+        self._turn_from = len(self.history.items())
         self._emit(AgentStart, run_id=st.run_id)
         end = End("done")
         try:
@@ -304,6 +313,7 @@ class Loop:
                 return End("done")
             if any(isinstance(m, UserMessage) and m.lane in USER_LANES for m in self._pending):
                 st.round = 0  # a new logical turn
+                self._turn_from = len(self.history.items())
                 self.limits.turn()
 
     async def _round(self, owed: bool) -> tuple[bool, End | None]:
@@ -321,6 +331,9 @@ class Loop:
                 self._end_turn()
                 return False, End("done")
         self._apply(await cfg.hooks.round_start(st))
+        if self.budget is not None and (over := self.budget.due(cfg, self.history.model_view(),
+                                                                 self._pending)) is not None:
+            await self._compact(over)
         self._deliver_pending()  # outside input only here: every earlier call has its result
         limits.round(st)
         self._apply(await cfg.hooks.before_model(st))
@@ -348,6 +361,15 @@ class Loop:
         self._emit(TurnEnd, round=st.total_rounds)
         end = limits.end()
         return (False, end) if end is not None else (more, None)
+
+    async def _compact(self, before: int) -> None:
+        """The context budget said compact (``before``: its estimate): now, before this round's
+        input and model call - between rounds, every call has its result - so the queued input is
+        delivered after the summary."""
+        assert self.budget is not None
+        await self.budget.compact(self.cfg, self.history, before=before, turn_from=self._turn_from,
+                                  pending=self._pending, emit=self._emit, gate=self.gate,
+                                  cancel=self.cancel, post=self._pending.append)
 
     def _replace_calls(self, msg: AssistantMessage, d: Directive | None) -> list[ToolCall]:
         """Apply an after-response hook's replacement list; withdrawn calls still get a result."""

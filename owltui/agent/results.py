@@ -2,35 +2,68 @@
 
 ``ResultStore`` owns the files (one directory, usually the session's ``results/``); ``ReadResult``
 is the ``read_result`` tool the loop adds to every run that carries at least one tool. Lines are
-counted from 1. Files are streamed, never loaded whole.
+counted from 1; a line longer than a page is read in character ranges (``column``). Files are
+streamed, never loaded whole, a huge single line included: the preview reads bounded pieces and
+a page is the pager's (``paging.py``), within the large-result limits with its prefixes and notices,
+and marked ``no_spill`` so the loop never saves it again.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
-from itertools import islice
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TextIO
 
+import anyio
+import anyio.to_thread
 from pydantic import BaseModel, Field
 
+from .paging import (
+    MAX_BYTES,
+    MAX_LINES,
+    NOTICE_BYTES,
+    UTF8_TEXT,
+    Page,
+    Stopped,
+    read_page,
+    render_page,
+    utf8_len,
+)
 from .tool import ToolContext, ToolError, ToolOutput
 
-MAX_BYTES = 50 * 1024
-MAX_LINES = 2000
+__all__ = ["HEAD_BYTES", "MAX_BYTES", "MAX_LINES", "TAIL_BYTES", "ReadResult", "ResultStore", "is_large",
+           "reread_call"]
+
 HEAD_BYTES = 30 * 1024
 TAIL_BYTES = 16 * 1024
+TAIL_LINES = 200
+TAIL_LINE = 2000  # characters of one tail line shown (its start and its end)
+PIECE = 64 * 1024  # characters read at a time: a line of any length is never held whole
 
 
 def is_large(text: str) -> bool:
     return len(text) > MAX_BYTES or text.count("\n") >= MAX_LINES
 
 
-def reread_call(result_id: str, offset: int, limit: int = MAX_LINES) -> str:
-    args = json.dumps({"result_id": result_id, "offset": offset, "limit": limit})
-    return f"read_result {args}"
+def reread_call(result_id: str, offset: int, limit: int = MAX_LINES, column: int | None = None) -> str:
+    """The exact ``read_result`` call, written as the tool name followed by its JSON arguments."""
+    args: dict[str, object] = {"result_id": result_id, "offset": offset, "limit": limit}
+    if column is not None and column > 1:
+        args["column"] = column
+    return f"read_result {json.dumps(args)}"
+
+
+def _fit_chars(text: str, room: int) -> int:
+    """The most characters of ``text`` within ``room`` UTF-8 bytes."""
+    if len(text.encode("utf-8", errors="replace")) <= room:
+        return len(text)
+    return len(text.encode("utf-8", errors="replace")[:room].decode("utf-8", errors="ignore"))
 
 
 class ResultStore:
@@ -71,50 +104,99 @@ class ResultStore:
         return rid, dest
 
     def preview(self, result_id: str, path: Path, name: str) -> str:
-        """Head and tail of a saved result, with the exact call that reads the rest."""
-        total_lines = 0
+        """Head and tail of a saved result, with the exact call that reads the rest. The file is
+        read in pieces: a line of any length is never held whole (a first line over the head's
+        budget shows its first part, and the call goes on from the next character)."""
         head: list[str] = []
         head_bytes = 0
-        tail: list[str] = []
+        head_open = True
+        cut = 0  # characters shown of line 1 when it alone is over the head's budget
+        tail: deque[tuple[int, str, str, int]] = deque()  # (number, start, end, length)
         tail_bytes = 0
-        with path.open("r", encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                total_lines += 1
-                if head_bytes + len(line) <= HEAD_BYTES and len(head) < MAX_LINES // 2:
-                    head.append(line)
-                    head_bytes += len(line)
-                    continue
-                tail.append(line[:2000])
-                tail_bytes += len(line[:2000])
-                while tail and (tail_bytes > TAIL_BYTES or len(tail) > 200):
-                    tail_bytes -= len(tail.pop(0))
+        total = 0
+        with path.open("r", encoding="utf-8", errors="replace", newline="") as fh:
+            for start, end, length in _scan(fh):
+                total += 1
+                if head_open:
+                    size = utf8_len(start) + 1
+                    fits = head_bytes + size <= HEAD_BYTES and len(head) < MAX_LINES // 2
+                    if fits and len(start) == length:
+                        head.append(start)
+                        head_bytes += size
+                        continue
+                    head_open = False
+                    if not head:
+                        cut = _fit_chars(start, HEAD_BYTES)
+                        head.append(start[:cut])
+                        tail.append((total, "", end, length))  # its end, shown if no line follows
+                        tail_bytes += utf8_len(end) + 1
+                        continue
+                if cut and total == 2:
+                    tail_bytes -= utf8_len(tail.popleft()[2]) + 1
+                entry = (total, start, "", length) if length <= TAIL_LINE else \
+                    (total, start[:TAIL_LINE // 2], end, length)
+                tail.append(entry)
+                tail_bytes += utf8_len(entry[1]) + utf8_len(entry[2]) + 1
+                while len(tail) > 1 and (tail_bytes > TAIL_BYTES or len(tail) > TAIL_LINES):
+                    gone = tail.popleft()
+                    tail_bytes -= utf8_len(gone[1]) + utf8_len(gone[2]) + 1
         size = path.stat().st_size
-        head_n = len(head)
-        tail_start = total_lines - len(tail) + 1
-        parts = ["".join(head).rstrip("\n")]
-        if tail and tail_start > head_n + 1:
-            parts.append(f"\n[... lines {head_n + 1}-{tail_start - 1} omitted ...]\n")
-        if tail:
-            parts.append("".join(tail).rstrip("\n"))
+        parts = ["\n".join(head)]
+        shown = len(head)
+        if tail and tail[0][0] > shown + 1:
+            parts.append(f"[... lines {shown + 1}-{tail[0][0] - 1} omitted ...]")
+        for number, start, end, length in tail:
+            if cut and number == 1:  # never repeat what the head showed
+                gap = length - len(end)
+                parts.append(f"[... characters {cut + 1}-{gap} of line 1 omitted ...] {end}" if gap > cut
+                             else f"[... line 1 goes on:] {end[len(end) - (length - cut):]}")
+            elif end:
+                parts.append(f"{start} [... characters {len(start) + 1}-{length - len(end)} of line {number} "
+                             f"omitted ...] {end}")
+            else:
+                parts.append(start)
+        call = reread_call(result_id, 1, column=cut + 1) if cut else reread_call(result_id, shown + 1)
         parts.append(
-            f"\n[The full output of {name} ({total_lines} lines, {size} bytes) was saved as result "
-            f"{result_id}. Read the omitted part with exactly this call: "
-            f"{reread_call(result_id, head_n + 1)}]"
+            f"[The full output of {name} ({total} lines, {size} bytes) was saved as result "
+            f"{result_id}. Read the omitted part with exactly this call: {call}]"
         )
         return "\n".join(p for p in parts if p)
+
+
+def _scan(fh: TextIO) -> Iterator[tuple[str, str, int]]:
+    """Each line of ``fh`` (opened with ``newline=""``) as (its first characters - at most a piece
+    -, its last TAIL_LINE // 2 characters, its length), without its line ending."""
+    keep = TAIL_LINE // 2 + 2
+    while piece := fh.readline(PIECE):
+        start = piece
+        end = piece[-keep:]
+        length = len(piece)
+        while not piece.endswith("\n"):
+            piece = fh.readline(PIECE)
+            if not piece:
+                break
+            length += len(piece)
+            end = (end + piece)[-keep:]
+        ending = 2 if end.endswith("\r\n") else 1 if end.endswith("\n") else 0
+        length -= ending
+        yield start[:length], end[:len(end) - ending][-(TAIL_LINE // 2):], length
 
 
 class ReadResultParams(BaseModel):
     result_id: str = Field(description="The id of a saved result, e.g. 'r7'.")
     offset: int = Field(1, ge=1, description="First line to read, counting from 1.")
     limit: int = Field(MAX_LINES, ge=1, le=MAX_LINES, description="How many lines to read.")
+    column: int = Field(1, ge=1, description="First character of the first line to read, counting "
+                                             "from 1 (for a line longer than a page).")
 
 
 class ReadResult:
     name: ClassVar[str] = "read_result"
     description: ClassVar[str] = (
         "Read part of a tool result that was too large to show whole and was saved. Use the exact call "
-        "given in the truncated result; offset and limit count lines from 1."
+        "given in the truncated result; offset and limit count lines from 1, and a line longer than a "
+        "page is read in character ranges with column (the notice at the end of a page gives the exact "
+        "next call)."
     )
     params: ClassVar[type[BaseModel]] = ReadResultParams
     read_only: ClassVar[bool] = True
@@ -123,25 +205,57 @@ class ReadResult:
         self.store = store
 
     async def run(self, args: ReadResultParams, ctx: ToolContext) -> ToolOutput:
-        path = self.store.path(args.result_id)
-        if not path.exists():
-            raise ToolError(f"No saved result {args.result_id!r}.")
-        out: list[str] = []
-        size = 0
-        last = args.offset - 1
-        cut = False
-        with path.open("r", encoding="utf-8", errors="replace") as fh:
-            for n, line in enumerate(islice(fh, args.offset - 1, args.offset - 1 + args.limit), args.offset):
-                if size + len(line) > MAX_BYTES and out:
-                    cut = True
-                    break
-                out.append(f"{n}\t{line.rstrip(chr(10))}")
-                size += len(line)
-                last = n
-            more = cut or fh.readline() != ""
-        if not out:
-            return ToolOutput(f"Result {args.result_id} has no lines from {args.offset} on.")
-        text = "\n".join(out)
-        if more:
-            text += f"\n[More lines follow. Continue with: {reread_call(args.result_id, last + 1)}]"
-        return ToolOutput(text)
+        rid = args.result_id
+        path = self.store.path(rid)
+        if not path.is_file():
+            raise ToolError(f"No saved result {rid!r}.")
+
+        def work(stop: threading.Event) -> Page:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                return read_page(fd, UTF8_TEXT, args.offset, args.limit, args.column,
+                                 MAX_BYTES - NOTICE_BYTES, stop, pad=0)
+            except Stopped as exc:
+                raise ToolError("Cancelled.") from exc
+
+        page = await _in_thread(work, ctx)
+        if not page.lines:
+            return ToolOutput(f"Result {rid} has no lines from {args.offset} on ({page.total} lines).",
+                              details={"no_spill": True})
+
+        def resume(offset: int, column: int | None) -> str:
+            more = "The line goes on" if column else "More lines follow"
+            return f"{more}; continue with exactly this call: {reread_call(rid, offset, column=column)}"
+
+        text, last = render_page(page, resume, pad=0)
+        return ToolOutput(text, details={"result_id": rid, "first": args.offset, "last": last,
+                                         "total": page.total, "no_spill": True})
+
+
+async def _in_thread(fn: Callable[[threading.Event], Page], ctx: ToolContext) -> Page:
+    """Blocking work in a worker thread; a cancelled call (scope or token) sets the event the work
+    checks and returns at once."""
+    stop = threading.Event()
+    out: list[Page] = []
+    failure: list[Exception] = []
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                await ctx.cancel.wait()
+                stop.set()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch)
+            try:
+                out.append(await anyio.to_thread.run_sync(fn, stop, abandon_on_cancel=True))
+            except Exception as exc:
+                failure.append(exc)
+            tg.cancel_scope.cancel()
+    finally:
+        stop.set()
+    if failure:
+        raise failure[0]
+    if not out:
+        raise ToolError("Cancelled.")
+    return out[0]

@@ -24,7 +24,15 @@ Progress = Callable[[str], None]
 class ToolOutput:
     """What a tool returns. ``full_output`` names a file holding the whole output when the tool
     spilled it to disk itself (so a 100 MB command never sits in memory); ``content`` is then a
-    preview and the loop's large-result rule takes the file over."""
+    preview and the loop's large-result rule takes the file over.
+
+    ``details`` keys the loop reads (the rest is for front ends, on ``tool_end``):
+
+    - ``"status"`` (str): how the tool's work ended, in a few words - "exit code 3", "killed after
+      90 s", "still running as job 4". When the output is saved as a large result, the model gets
+      the preview and then ``[status: …]``, so a spill never hides it (``is_error`` is kept too).
+    - ``"no_spill"`` (bool): the content is a page already within the large-result limits (``read``,
+      ``read_result``); without ``full_output`` it is never saved as a large result again."""
 
     content: str
     is_error: bool = False

@@ -40,6 +40,10 @@ class Config(BaseModel):
     steering: Literal["batch", "immediate"] = "batch"
     pause_freeze: bool = True  # closing the pause gate also stops tool processes (owltui.tools.freeze)
     stream_idle_timeout: float = Field(120.0, gt=0)
+    # the model's context window in tokens (over the catalog's; local models): automatic compaction
+    # triggers at 80 % of it. compaction_confirm: close the pause gate first, so the user can look
+    context_window: int | None = Field(None, ge=1000)
+    compaction_confirm: bool = False
     theme: str = "owl-dark"
     keys: dict[str, str] = Field(default_factory=dict)
     # the kernel sandbox of every command a tool starts (owltui.tools.sandbox)

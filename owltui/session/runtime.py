@@ -21,7 +21,8 @@ import anyio
 from anyio.abc import TaskGroup
 
 from owltui.agent.agent import Agent
-from owltui.agent.events import Emitter, Paused, Resumed
+from owltui.agent.context import ContextBudget, request_tokens
+from owltui.agent.events import Compaction, Emitter, Paused, Resumed
 from owltui.agent.history import History, MemoryHistory
 from owltui.agent.inbox import Inbox
 from owltui.agent.model import Model
@@ -70,6 +71,7 @@ class Options:
     permission_mode: str | None = None
     sandbox: str | None = None  # --sandbox: workspace-write | read-only | off
     mcp_config: Path | None = None  # --mcp-config FILE: MCP servers (.mcp.json format), approved
+    context_window: int | None = None  # --context-window N: the model's window, over the catalog's
 
 
 class Runtime:
@@ -174,6 +176,7 @@ class Runtime:
         model, label = resolve_model(self.config, self.env, provider=provider or current, model=name,
                                      base_url=self.options.base_url if provider in (None, current) else None)
         self.agent.config.model = model
+        self.agent.config.context_window = context_window(self.config, model)
         self.model_label = label
         if self.store is not None:
             self.store.record_model(label)
@@ -186,6 +189,7 @@ class Runtime:
         if self.agent.running:
             raise RuntimeError("a run is going: abort it before starting a new session")
         old = self.store
+        self.agent.context = ContextBudget()  # automatic compaction starts afresh
         if old is None:
             self.agent.history = MemoryHistory()
             return
@@ -206,8 +210,13 @@ class Runtime:
 
         if self.agent.running:
             raise RuntimeError("a run is going: wait or abort it before compacting")
-        done = await compact(self.agent.history, self.agent.config.model, keep_turns=keep_turns,
-                             gate=self.gate)
+        cfg, history = self.agent.config, self.agent.history
+        before = request_tokens(cfg, history.model_view())
+        done = await compact(history, cfg.model, keep_turns=keep_turns, gate=self.gate,
+                             window=cfg.context_window)
+        self.agent.context.succeeded()
+        self.emitter.emit(Compaction(reason="manual", tokens_before=before,
+                                     tokens_after=request_tokens(cfg, history.model_view())))
         return f"{done.replaced} items summarised in {len(done.summary)} characters"
 
     # ---- life cycle ----------------------------------------------------------------------
@@ -315,6 +324,15 @@ class Runtime:
         self._signal()
 
 
+def context_window(config: Config, model: Model) -> int | None:
+    """The model's context window in tokens: ``--context-window`` / config ``context_window``, else
+    the catalog's (a provider model's ``info``); None turns automatic compaction off."""
+    if config.context_window is not None:
+        return config.context_window
+    window = getattr(getattr(model, "info", None), "context_window", None)
+    return window if isinstance(window, int) and window > 0 else None
+
+
 def resolve_model(config: Config, env: Mapping[str, str], *, provider: str | None, model: str | None,
                   base_url: str | None) -> tuple[Model, str]:
     """Provider resolution (flags, then config, then keys, then a local server, then the demo)."""
@@ -377,6 +395,7 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     ``tools`` replaces the built-in sources (the tools of section 5 of the contract, ``task`` included).
     """
     from owltui.features.chat import chat_config
+    from owltui.features.compaction import compact_for_loop
     from owltui.features.instructions import instructions_text
     from owltui.tools.freeze import Freezer
     from owltui.tools.jobs import JobManager
@@ -390,7 +409,7 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     redactor = Redactor.from_env(env, [options.base_url])
     warn = _scrubbed(warn or _stderr_warn, redactor)
     overrides: dict[str, Any] = {"max_rounds": options.max_rounds, "permission_mode": options.permission_mode,
-                                 "sandbox": options.sandbox}
+                                 "sandbox": options.sandbox, "context_window": options.context_window}
     config = load_config(env, overrides)
     if options.yes and config.permission_mode != "read-only":  # --yes never widens read-only
         config.permission_mode = "yolo"
@@ -430,6 +449,10 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     loop_config = chat_config(model, [], workspace=workspace, permission=permissions.check,
                               results=results, services=services, max_rounds=config.max_rounds,
                               steering=config.steering, project_notes=notes)
+    # automatic compaction near the window (owltui.agent.context), written by the compaction feature
+    loop_config.context_window = context_window(config, model)
+    loop_config.compactor = compact_for_loop
+    loop_config.compaction_confirm = config.compaction_confirm
     agent = Agent(loop_config, history, inbox=Inbox(), emitter=emitter, gate=GATE,
                   requirement=RequirementSlot())
     if store is not None:

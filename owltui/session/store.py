@@ -41,6 +41,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from owltui.agent.history import CompactionMark, compacted_view
 from owltui.agent.inbox import Entry, Inbox, Queued, QueueLane
 from owltui.agent.messages import ITEM_ADAPTER, AssistantMessage, Item, ToolResult, UserMessage
 from owltui.providers.wirejson import dumps
@@ -186,7 +187,7 @@ class SessionStore:
         self.unsaved = 0  # entries lost to write failures (kept in memory only)
         self._open_calls: set[str] = set()  # tool calls appended and still without a result
         self._early: dict[str, tuple[str, ToolResult]] = {}  # call id -> (entry id, result on disk)
-        self._compaction: tuple[str, int] | None = None  # (summary, index of the first item kept)
+        self._compaction: CompactionMark | None = None  # the last compaction (indexes into _items)
         self._view: list[Item] | None = None
         self._queued: dict[str, QueuedMessage] = {}  # undelivered, by qid (the inbox's id), in order
         self._live: dict[int, tuple[str, Entry]] = {}  # id(inbox entry) -> (qid, entry)
@@ -310,7 +311,7 @@ class SessionStore:
             chain.append(by_id[cur])
             cur = by_id[cur].get("parent_id")
         pairs: list[tuple[Item, str]] = []
-        kept_from: tuple[str, str] | None = None  # (summary, id of the first item kept)
+        kept_from: tuple[str, str, list[str]] | None = None  # (summary, first kept id, pinned ids)
         kept_at = 0
         for rec in reversed(chain):
             kind = rec["type"]
@@ -329,7 +330,9 @@ class SessionStore:
             elif kind == "model_change":
                 self.model = str(rec.get("model", self.model))
             elif kind == "compaction":
-                kept_from = (str(rec.get("summary", "")), str(rec.get("first_kept", "")))
+                pinned = rec.get("pinned")
+                kept_from = (str(rec.get("summary", "")), str(rec.get("first_kept", "")),
+                             [str(p) for p in pinned] if isinstance(pinned, list) else [])
                 kept_at = len(pairs)
         pairs = _in_call_order(pairs)
         shift = 0
@@ -339,12 +342,14 @@ class SessionStore:
         self._items = [p[0] for p in pairs]
         self._item_ids = [p[1] for p in pairs]
         if kept_from is not None:
-            summary, first = kept_from
+            summary, first, pinned_ids = kept_from
             if first in self._item_ids:
                 start = self._item_ids.index(first)
             else:  # "": everything before the compaction entry
                 start = min(kept_at + shift, len(self._items))
-            self._compaction = (summary, start)
+            where = {eid: n for n, eid in enumerate(self._item_ids[:start])}
+            self._compaction = CompactionMark(summary, start,
+                                              tuple(sorted(where[p] for p in pinned_ids if p in where)))
         self._leaf = leaf
 
     # ---- writing -------------------------------------------------------------------------
@@ -486,10 +491,7 @@ class SessionStore:
         if self._compaction is None:
             return self._items
         if self._view is None:
-            summary, start = self._compaction
-            note = UserMessage(text=f"Summary of the earlier conversation:\n{summary}", lane="notice",
-                               source="system")
-            self._view = [note, *self._items[start:]]
+            self._view = compacted_view(self._items, self._compaction)
         return self._view
 
     # ---- other entries -------------------------------------------------------------------
@@ -497,13 +499,20 @@ class SessionStore:
         self.model = model
         self._entry("model_change", model=model)
 
-    def record_compaction(self, summary: str, first_kept: int) -> None:
-        """Items before index ``first_kept`` are replaced, for the model, by ``summary``."""
+    def record_compaction(self, summary: str, first_kept: int, pinned: Sequence[int] = ()) -> None:
+        """Items before index ``first_kept`` are replaced, for the model, by ``summary``; the
+        ``pinned`` ones among them (the current request) stay, before it. Written as a
+        ``compaction`` entry (ids, not indexes), so ``-c`` resumes from the summary."""
         first_kept = min(first_kept, len(self._items))
         first = self._item_ids[first_kept] if first_kept < len(self._item_ids) else ""
-        self._entry("compaction", summary=summary, first_kept=first)  # "": everything before it
-        self._compaction = (summary, first_kept)
+        kept = tuple(sorted(i for i in pinned if 0 <= i < first_kept))
+        self._entry("compaction", summary=summary, first_kept=first,  # "": everything before it
+                    pinned=[self._item_ids[i] for i in kept])
+        self._compaction = CompactionMark(summary, first_kept, kept)
         self._view = None
+
+    def compaction(self) -> CompactionMark | None:
+        return self._compaction
 
     # ---- the queue -----------------------------------------------------------------------
     def undelivered(self) -> list[QueuedMessage]:

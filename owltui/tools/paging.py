@@ -1,291 +1,39 @@
-"""Pages of a text file, memory bounded by the page whatever the length of a line.
+"""Pages of a text file for ``read`` (and any pager of saved text): the pager itself is the loop's,
+``owltui.agent.paging``; this module gives it the file's encoding and ``read``'s visible form of text.
 
-``read_page`` makes one pass over an open file: it skips to line ``offset`` (counting newline bytes
-when the encoding allows, decoding nothing), collects lines - from character ``column`` of the first -
-until the page's byte budget (line-number prefixes included) or ``limit`` lines, and counts the rest
-of the file in 1 MiB chunks. A line too long for a page is cut at a character boundary and the
-notice gives the ``column`` to go on from. ``page_text`` renders a page so that with its notices it
-stays under the loop's large-result limits (fewer than MAX_LINES lines, at most MAX_BYTES bytes).
-``text_page`` does both for a path (``read_result`` can use it as well as ``read``).
+``read_page`` makes one pass over an open file (see ``owltui.agent.paging.read_page``): memory
+bounded by the page whatever the length of a line; a line too long for a page is cut at a
+character boundary and the notice gives the ``column`` to go on from. ``page_text`` renders a page
+so that with its notices it stays under the loop's large-result limits (fewer than MAX_LINES lines,
+at most MAX_BYTES bytes). ``text_page`` does both for a path.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from owltui.agent.paging import CHUNK, NOTICE_BYTES, Page, Resume, Stopped, render_page
+from owltui.agent.paging import read_page as _read_page
 from owltui.agent.tool import ToolError
 
-from .base import MAX_BYTES, MAX_LINES, open_regular, utf8_len
+from .base import MAX_BYTES, MAX_LINES, open_regular
 from .textcodec import HEAD_BYTES, UTF8, Encoding, head_text, line_ending, read_head, sniff, visible
 
-CHUNK = 1 << 20
-NOTICE_BYTES = 1024  # of the page budget, kept for the notices at its end
-
-
-class Stopped(Exception):
-    """The call was cancelled while the file was being read."""
-
-
-@dataclass
-class Page:
-    lines: list[tuple[int, str]] = field(default_factory=list)  # (number, shown text)
-    total: int = 0
-    column: int = 1  # first character shown of the first line
-    cut: tuple[int, int] | None = None  # (last character shown, characters in the line) of the last line
-    next_offset: int | None = None  # first line not shown, when the page ended before the file
-
-
-class _Reader:
-    """One pass over a file: skip to a line, collect a page within a byte budget, count the rest."""
-
-    def __init__(self, fh: Any, enc: Encoding, stop: threading.Event) -> None:
-        self.fh = fh
-        self.enc = enc
-        self.stop = stop
-        self.dec = enc.decoder()
-        self.newlines = 0  # "\n" consumed so far
-        self.ended_nl = True  # the last character consumed was "\n" (or nothing consumed)
-        self.eof = False
-
-    def raw(self) -> bytes:
-        if self.stop.is_set():
-            raise Stopped
-        data: bytes = self.fh.read(CHUNK)
-        if not data:
-            self.eof = True
-        return data
-
-    def text(self) -> str | None:
-        """The next decoded piece, None at the end of the file."""
-        while not self.eof:
-            data = self.raw()
-            piece: str = self.dec.decode(data, final=not data)
-            if piece:
-                return piece
-        return None
-
-    def skip_lines(self, count: int) -> str:
-        """Consume ``count`` lines; returns the decoded text that follows them in the chunk."""
-        if count <= 0:
-            return ""
-        if self.enc.ascii_newlines:  # count bytes; decode only from the line wanted
-            while True:
-                data = self.raw()
-                if not data:
-                    return ""
-                n = data.count(b"\n")
-                if self.newlines + n >= count:
-                    idx = -1
-                    for _ in range(count - self.newlines):
-                        idx = data.index(b"\n", idx + 1)
-                    self.newlines = count
-                    self.ended_nl = True
-                    rest = data[idx + 1 :]
-                    return str(self.dec.decode(rest)) if rest else ""
-                self.newlines += n
-                self.ended_nl = data.endswith(b"\n")
-        while (piece := self.text()) is not None:
-            n = piece.count("\n")
-            if self.newlines + n >= count:
-                idx = -1
-                for _ in range(count - self.newlines):
-                    idx = piece.index("\n", idx + 1)
-                self.newlines = count
-                self.ended_nl = True
-                return piece[idx + 1 :]
-            self.newlines += n
-            self.ended_nl = piece.endswith("\n")
-        return ""
-
-    def finish_line(self, text: str) -> int:
-        """Characters left in the current line (from ``text`` on); consumes its newline."""
-        chars = 0
-        while True:
-            nl = text.find("\n")
-            if nl != -1:
-                chars += nl
-                self.newlines += 1
-                self.ended_nl = True
-                self.count_rest(text[nl + 1 :])
-                return chars
-            chars += len(text)
-            if text:
-                self.ended_nl = False
-            if self.enc.ascii_newlines:
-                data = self.raw()
-                if not data:
-                    return chars
-                cut = data.find(b"\n")
-                part = data if cut == -1 else data[:cut]
-                if part.isascii() and self.enc.codec == "utf-8" and not self.dec.getstate()[0]:
-                    chars += len(part)
-                else:
-                    chars += len(self.dec.decode(part))
-                if cut != -1:
-                    self.newlines += 1
-                    self.ended_nl = True
-                    self.count_rest_raw(data[cut + 1 :])
-                    return chars
-                self.ended_nl = False
-                text = ""
-                continue
-            piece = self.text()
-            if piece is None:
-                return chars
-            text = piece
-
-    def count_rest_raw(self, data: bytes) -> None:
-        while True:
-            if data:
-                self.newlines += data.count(b"\n")
-                self.ended_nl = data.endswith(b"\n")
-            data = self.raw()
-            if not data:
-                return
-
-    def count_rest(self, text: str) -> None:
-        if text:
-            self.newlines += text.count("\n")
-            self.ended_nl = text.endswith("\n")
-        if self.enc.ascii_newlines:
-            self.count_rest_raw(b"")
-            return
-        while (piece := self.text()) is not None:
-            self.newlines += piece.count("\n")
-            self.ended_nl = piece.endswith("\n")
-
-    @property
-    def total(self) -> int:
-        return self.newlines + (0 if self.ended_nl else 1)
-
-
-def _fit(line: str, room: int, raw_bytes: bool) -> int:
-    """The most characters of ``line`` whose visible form fits in ``room`` bytes."""
-    lo, hi = 0, min(len(line), room)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if utf8_len(visible(line[:mid], raw_bytes)) <= room:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+__all__ = ["CHUNK", "NOTICE_BYTES", "Page", "Resume", "Stopped", "page_text", "read_page", "read_resume",
+           "text_page"]
 
 
 def read_page(
     fd: int, enc: Encoding, offset: int, limit: int, column: int, budget: int, stop: threading.Event
 ) -> Page:
-    """Lines ``offset``.. (from character ``column`` of the first) as shown by ``read``, within
-    ``budget`` bytes with their number prefixes; plus the file's line count. Memory: the page and
-    one chunk."""
-    page = Page(column=column)
-    with os.fdopen(fd, "rb", buffering=0) as fh:
-        fh.seek(len(enc.bom))
-        rd = _Reader(fh, enc, stop)
-        text = rd.skip_lines(offset - 1)
-        if rd.eof and not text:
-            page.total = rd.total
-            return page
-        number = offset
-        skip = column - 1
-        parts: list[str] = []
-        kept = 0  # characters kept of the current line
-        length = 0  # characters of the current line seen so far (after the skipped ones)
-        started = False  # anything of the current line consumed
-        used = 0
-
-        def close_line(complete: bool) -> bool:
-            """Add the current line to the page; False when the page is full."""
-            nonlocal used
-            line = "".join(parts)
-            whole = kept == length
-            if complete and whole and line.endswith("\r"):
-                line = line[:-1]
-            prefix = f"{number:>6}\t"
-            room = budget - used - utf8_len(prefix) - 1
-            shown = visible(line, enc.raw_bytes) if whole else ""
-            if whole and utf8_len(shown) <= room:
-                page.lines.append((number, shown))
-                used += utf8_len(prefix) + utf8_len(shown) + 1
-                return len(page.lines) < limit
-            if page.lines:  # does not fit after other lines: it starts the next page
-                page.next_offset = number
-                return False
-            k = _fit(line, max(room, 1), enc.raw_bytes)
-            page.lines.append((number, visible(line[:k], enc.raw_bytes)))
-            page.cut = (column + k - 1, length)  # length completed by the caller when unknown
-            return False
-
-        full = False
-        while not full:
-            if not text:
-                piece = rd.text()
-                if piece is None:
-                    break
-                text = piece
-            nl = text.find("\n")
-            seg = text if nl == -1 else text[:nl]
-            text = "" if nl == -1 else text[nl + 1 :]
-            started = True
-            if skip:
-                dropped = min(skip, len(seg))
-                seg = seg[dropped:]
-                skip -= dropped
-            length += len(seg)
-            room = budget - used
-            if kept < room:
-                take = seg[: room - kept]
-                parts.append(take)
-                kept += len(take)
-            if nl == -1:
-                rd.ended_nl = False
-                if kept >= room:  # cannot be whole within the budget: decide now
-                    if page.lines:
-                        page.next_offset = number
-                    else:
-                        close_line(False)
-                        assert page.cut is not None
-                        page.cut = (page.cut[0], column - 1 + length + rd.finish_line(text))
-                        text = ""
-                        page.total = rd.total
-                        return page
-                    full = True
-                    rd.count_rest(text)
-                    text = ""
-                continue
-            rd.newlines += 1
-            rd.ended_nl = True
-            if skip:
-                raise ToolError(
-                    f"column {column} is past the end of line {number} ({column - 1 - skip} characters)."
-                )
-            if not close_line(True):
-                if page.cut is not None:
-                    page.cut = (page.cut[0], column - 1 + length)
-                full = True
-                rd.count_rest(text)
-                text = ""
-                break
-            number += 1
-            parts, kept, length, started, skip = [], 0, 0, False, 0
-        if not full and started:
-            if skip:
-                raise ToolError(
-                    f"column {column} is past the end of line {number} ({column - 1 - skip} characters)."
-                )
-            if close_line(False) is False and page.cut is not None:
-                page.cut = (page.cut[0], column - 1 + length)
-        page.total = rd.total
-    if page.next_offset is None and page.lines and page.lines[-1][0] < page.total and page.cut is None:
-        page.next_offset = page.lines[-1][0] + 1
-    return page
-
-
-Resume = Callable[[int, "int | None"], str]
+    """Lines ``offset``.. (from character ``column`` of the first) as shown by ``read`` (control
+    characters visible), within ``budget`` bytes with their number prefixes; plus the file's line
+    count. Memory: the page and one chunk."""
+    raw_bytes = enc.raw_bytes
+    return _read_page(fd, enc, offset, limit, column, budget, stop, lambda text: visible(text, raw_bytes))
 
 
 def read_resume(offset: int, column: int | None) -> str:
@@ -297,35 +45,13 @@ def page_text(page: Page, enc: Encoding, newline: str, resume: Resume = read_res
     """The page as text within the loop's size limits: fewer than MAX_LINES lines and MAX_BYTES bytes,
     notices included, so it is never saved as a large result. ``resume(offset, column)`` words how to
     go on. Returns (text, last line shown)."""
-    lines = list(page.lines)
-    cut = page.cut
-    next_offset = page.next_offset
-    while True:
-        notes: list[str] = []
-        last = lines[-1][0] if lines else 0
-        if cut is not None and cut[0] < cut[1]:
-            start = page.column if len(lines) == 1 else 1
-            notes.append(
-                f"[Line {last} has {cut[1]} characters; characters {start}-{cut[0]} are shown "
-                f"(the file has {page.total} line{'s' if page.total != 1 else ''}). "
-                f"{resume(last, cut[0] + 1)}.]"
-            )
-        else:
-            after = next_offset if next_offset is not None else last + 1
-            if after <= page.total:
-                notes.append(f"[Showing lines {lines[0][0]}-{last} of {page.total}. {resume(after, None)}.]")
-        if not enc.plain or newline != "\n":
-            what = [enc.label] if not enc.plain else []
-            if newline != "\n":
-                what.append("CRLF line endings")
-            notes.append(f"[{', '.join(what)}; edit and write keep {'them' if len(what) > 1 else 'it'}.]")
-        body = "\n".join(f"{n:>6}\t{text}" for n, text in lines)
-        out = body + ("\n\n" + "\n".join(notes) if notes else "")
-        if (out.count("\n") < MAX_LINES and utf8_len(out) <= MAX_BYTES) or len(lines) <= 1:
-            return out, last
-        dropped = lines.pop()
-        cut = None
-        next_offset = dropped[0]
+    notes: list[str] = []
+    if not enc.plain or newline != "\n":
+        what = [enc.label] if not enc.plain else []
+        if newline != "\n":
+            what.append("CRLF line endings")
+        notes.append(f"[{', '.join(what)}; edit and write keep {'them' if len(what) > 1 else 'it'}.]")
+    return render_page(page, resume, notes, MAX_BYTES, MAX_LINES)
 
 
 def text_page(
