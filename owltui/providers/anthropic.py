@@ -31,7 +31,7 @@ from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
 from .history import Turn, UserTurn, turns
 from .table import PROVIDERS
-from .wirecache import MIXED, SameList, Slots, TurnStream
+from .wirecache import MIXED, SameList, Slots, TurnStream, commas
 from .wirecache import key as wire_key
 from .wirejson import encode, loose, piece
 
@@ -447,7 +447,7 @@ class AnthropicModel(HTTPModel):
 
     def _encode_cached(self, request: ModelRequest) -> bytes:
         head, rest = self._head(request)
-        parts = [encode(head)[:-1]]
+        parts: list[bytes | bytearray] = [encode(head)[:-1]]
         flags = 0
         if request.tools:
             tools = self._tools.get(request.tools)
@@ -464,7 +464,7 @@ class AnthropicModel(HTTPModel):
         messages, more = self._wire.get(request.messages).messages(request.messages, 2)
         if (flags | more) & MIXED == MIXED:  # pieces that only join right when encoded whole
             return encode(self.build_body(request))
-        parts += [b",", _MESSAGES, b"[", b",".join(messages), b"]}"]
+        parts += [b",", _MESSAGES, b"[", *commas(messages), b"]}"]
         return b"".join(parts)
 
     def new_parser(self) -> AnthropicParser:

@@ -32,7 +32,7 @@ from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
 from .history import Turn, UserTurn, turns
 from .table import PROVIDERS
-from .wirecache import MIXED, SameList, Slots, TurnStream
+from .wirecache import MIXED, SameList, Slots, TurnStream, commas
 from .wirecache import key as wire_key
 from .wirejson import encode, loose, piece
 
@@ -440,7 +440,7 @@ class OpenAICompatModel(HTTPModel):
             return encode(self.build_body(request))
 
     def _encode_cached(self, request: ModelRequest) -> bytes:
-        parts = [encode(self._head(request))[:-1]]
+        parts: list[bytes | bytearray] = [encode(self._head(request))[:-1]]
         flags = 0
         if request.tools:
             tools = self._tools.get(request.tools)
@@ -457,7 +457,8 @@ class OpenAICompatModel(HTTPModel):
             if self._system[0] != request.system:
                 self._system = (request.system, encode(system_wire(request.system), depth=2))
             messages.insert(0, self._system[1])
-        parts += [b",".join(messages), b"]}"]
+        parts += commas(messages)
+        parts.append(b"]}")
         return b"".join(parts)
 
     def new_parser(self) -> OpenAIParser:
