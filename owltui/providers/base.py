@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, Protocol
 
+import anyio
 import httpx
 
 from owltui.agent.model import ModelRequest, RetryNotice, StreamDone, StreamError, StreamEvent
@@ -20,7 +21,7 @@ from .catalog import ModelInfo, lookup
 from .errors import http_error_message, is_error_body, is_retryable_status, non_stream_message
 from .retry import RetryPolicy
 from .sse import SSEDecoder
-from .transport import make_client
+from .transport import LeanTransport, make_client
 from .wirejson import encode
 
 PEEK_LIMIT = 4096  # bytes read to decide whether a 200 body is an event stream
@@ -74,6 +75,7 @@ class HTTPModel:
         self._own_client: httpx.AsyncClient | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._url: tuple[str, httpx.URL] | None = None
+        self._lingers = False  # the transport ends abandoned responses itself (LeanTransport)
 
     @property
     def name(self) -> str:
@@ -106,6 +108,7 @@ class HTTPModel:
             # plain http (a local server): skip loading the CA bundle, ~45 ms of start-up
             self._own_client = make_client(self.timeout, verify=not self.base_url.startswith("http://"))
             self._client_loop = loop
+            self._lingers = isinstance(getattr(self._own_client, "_transport", None), LeanTransport)
         return self._own_client
 
     async def aclose(self) -> None:
@@ -181,6 +184,8 @@ class HTTPModel:
                                     yield ev
                         term = parser.terminal
                         if isinstance(term, StreamDone):
+                            if not self._lingers:
+                                await _drain(chunks)  # so httpx's own pool keeps the connection
                             yield self._with_cost(term)
                             return
                         assert term is not None
@@ -236,6 +241,17 @@ def _undecided(head: bytes) -> bool:
         return True
     # "{", "[" or "<" decide at once; otherwise wait for the first whole line ("data:" or not)
     return start[:1] not in (b"{", b"[", b"<") and b"\n" not in start and b"\r" not in start
+
+
+async def _drain(chunks: AsyncIterator[bytes], limit_s: float = 0.05, max_bytes: int = 65536) -> None:
+    """Read what is left of a response whose model stream is over (the closing chunk), briefly: a
+    response read to its end goes back to httpx's pool; one cut short closes its connection."""
+    with anyio.move_on_after(limit_s):
+        size = 0
+        async for chunk in chunks:
+            size += len(chunk)
+            if size > max_bytes:
+                break
 
 
 async def _read_up_to(chunks: AsyncIterator[bytes], limit: int) -> bytes:

@@ -335,3 +335,23 @@ def test_a_late_closing_chunk_still_keeps_the_connection(served: Callable[..., K
 
     assert run(calls()) == ["r1", "r2", "r3"]
     assert server.connections == 1
+
+
+def test_httpx_own_transport_keeps_its_connection_too(served: Callable[..., KeepAliveServer]) -> None:
+    # a client passed in (or httpx's own transport, used when a proxy is set): the closing chunk
+    # after the model's last event is read, so httpx's pool keeps the connection
+    def respond(conn: socket.socket, n: int) -> bool:
+        conn.sendall(HEAD + chunked(sse(f"r{n}"), end=False))
+        time.sleep(0.01)
+        conn.sendall(b"0\r\n\r\n")
+        return True
+
+    server = served(respond)
+
+    async def calls() -> list[str]:
+        async with httpx.AsyncClient() as client:
+            m = model(server.url, client=client)
+            return [await text(m) for _ in range(3)]
+
+    assert run(calls()) == ["r1", "r2", "r3"]
+    assert server.connections == 1
