@@ -19,7 +19,7 @@ from typing import Any, TextIO
 
 import anyio
 
-from owltui.agent.events import Event, JobFinished, JobStarted, Retry, ToolStart
+from owltui.agent.events import Compaction, CompactionFailed, Event, JobFinished, JobStarted, Retry, ToolStart
 from owltui.agent.model import Model
 from owltui.session.describe import describe
 from owltui.session.mentions import attach_mentions
@@ -41,7 +41,7 @@ class _Progress:
         self.wants_deltas = jsonl is not None  # the text output draws no deltas: none are built
         self._steps: dict[type[Event], Callable[[Any], None]] = {
             ToolStart: self._tool_start, Retry: self._notice, JobStarted: self._notice,
-            JobFinished: self._notice,
+            JobFinished: self._notice, Compaction: self._notice, CompactionFailed: self._notice,
         }
 
     def _say(self, line: str) -> None:

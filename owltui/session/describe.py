@@ -88,7 +88,34 @@ def _agent_end(e: ev.AgentEnd, queued: int) -> Notice | None:
     return None
 
 
+def _tokens(n: int | None) -> str:
+    return "?" if n is None else (f"{n / 1000:.1f}k" if n >= 1000 else str(n))
+
+
+def _compaction_start(e: ev.CompactionStart, _queued: int) -> Notice | None:
+    if e.reason != "auto":
+        return None
+    return Notice(f"compacting: the conversation (~{_tokens(e.tokens_before)} tokens) is near the "
+                  "context window; summarising the older part")
+
+
+def _compaction(e: ev.Compaction, _queued: int) -> Notice:
+    how = "automatically" if e.reason == "auto" else "on request"
+    return Notice(f"compacted {how}: ~{_tokens(e.tokens_before)} → ~{_tokens(e.tokens_after)} tokens; "
+                  "the model sees a summary of the earlier conversation", "success")
+
+
+def _compaction_failed(e: ev.CompactionFailed, _queued: int) -> Notice:
+    if e.stopped:
+        return Notice(f"compaction failed {_plural(e.failures, 'time')} in a row ({e.error}); automatic "
+                      "compaction is off for the rest of this session (/compact still works)", "error")
+    return Notice(f"compaction failed ({e.error}); will try again", "warning")
+
+
 _WORDING: dict[type[ev.Event], Callable[[Any, int], Notice | None]] = {
+    ev.CompactionStart: _compaction_start,
+    ev.Compaction: _compaction,
+    ev.CompactionFailed: _compaction_failed,
     ev.MessageEnd: _message_end,
     ev.RequirementEvent: _requirement,
     ev.JobStarted: _job_started,

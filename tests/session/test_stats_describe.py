@@ -66,3 +66,16 @@ def test_describe_words_every_notice() -> None:
     assert requirement_outcome("set", "ls") is None
     assert model_display("demo") == "demo (demo)" and model_display("openai:x") == "openai:x"
     assert format_duration(75) == "1m 15s"
+
+
+def test_compaction_events_are_worded() -> None:
+    from owltui.agent import events as ev
+    from owltui.session.describe import describe
+
+    start = describe(ev.CompactionStart(reason="auto", tokens_before=4100))
+    assert start is not None and "4.1k" in start.text
+    assert describe(ev.CompactionStart(reason="manual")) is None
+    done = describe(ev.Compaction(reason="auto", tokens_before=4100, tokens_after=900))
+    assert done is not None and "automatically" in done.text and "900" in done.text
+    stopped = describe(ev.CompactionFailed(reason="auto", error="boom", failures=3, stopped=True))
+    assert stopped is not None and stopped.kind == "error" and "off for the rest" in stopped.text
