@@ -7,7 +7,10 @@ the first full frame with everything the app draws on its own, footer and status
 cursor blink comes later than that). OwlTUI runs with the offline demo model, no session, in an
 empty directory, with .pyc files present.
 
-    python bench/tui_first_frame.py [--runs 9] [--quiet 300]
+    python bench/tui_first_frame.py [--runs 9] [--quiet 300] [--mcp-servers 2]
+
+With ``--mcp-servers N`` a third row runs OwlTUI with N MCP servers (the reference time server) in
+the user config, and the ratio to OwlTUI without them is reported (issue 15: no later).
 """
 
 from __future__ import annotations
@@ -90,6 +93,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--quiet", type=float, default=300, help="ms of silence that ends the first frame")
+    ap.add_argument("--mcp-servers", type=int, default=0, help="also run with N MCP servers configured")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="owltui-frame-")
     try:
@@ -104,12 +108,23 @@ def main() -> int:
         ours = [*owltui_cmd(), "--provider", "demo", "--no-session"]
         theirs = [sys.executable, str(Path(tmp) / "minimal.py")]
         quiet = args.quiet / 1000
+        mcp_env = dict(env, XDG_CONFIG_HOME=f"{tmp}/config-mcp")
+        if args.mcp_servers:
+            cfg = Path(tmp) / "config-mcp" / "owltui"
+            cfg.mkdir(parents=True)
+            cfg.joinpath("config.toml").write_text("".join(
+                f'[mcp.servers.time{i}]\ncommand = "{sys.executable}"\nargs = ["-m", "mcp_server_time"]\n'
+                for i in range(args.mcp_servers)))
         measure(ours, env, str(work), quiet)  # .pyc files and the page cache
         measure(theirs, env, str(work), quiet)
         rows: dict[str, list[tuple[float, float]]] = {"owltui": [], "minimal": []}
+        if args.mcp_servers:
+            rows["with-mcp"] = []
         for _ in range(args.runs):
             rows["owltui"].append(measure(ours, env, str(work), quiet))
             rows["minimal"].append(measure(theirs, env, str(work), quiet))
+            if args.mcp_servers:
+                rows["with-mcp"].append(measure(ours, mcp_env, str(work), quiet))
         for name, samples in rows.items():
             paint = [s[0] * 1000 for s in samples]
             settled = [s[1] * 1000 for s in samples]
@@ -120,6 +135,10 @@ def main() -> int:
             print(f"{label}: owltui / minimal app median {statistics.median(ratios):.2f}× "
                   f"(spread {min(ratios):.2f}–{max(ratios):.2f}×, {args.runs} alternating pairs, "
                   f"load {os.getloadavg()[0]:.2f})")
+            if args.mcp_servers:
+                mcp = [a[i] / b[i] for a, b in zip(rows["with-mcp"], rows["owltui"], strict=True)]
+                print(f"{label}: with {args.mcp_servers} MCP servers / without median "
+                      f"{statistics.median(mcp):.2f}× (spread {min(mcp):.2f}–{max(mcp):.2f}×)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
