@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from .context import Compactor
 from .hooks import Expansion, Hooks, Permission, Refusal
+from .messages import UserMessage
 from .model import Model, ToolSpec
 from .results import ReadResult, ResultStore
 from .tool import Tool, tool_spec
@@ -41,6 +42,8 @@ class LoopConfig:
     compact_at: float = 0.8  # share of the window that triggers it
     compactor: Compactor | None = None
     compaction_confirm: bool = False  # close the pause gate before compacting: the user looks first
+    # awaited just before a user prompt or a follow-up is delivered as a new turn (checkpoints)
+    before_user_turn: Callable[[UserMessage], Awaitable[None]] | None = None
 
     def __post_init__(self) -> None:
         self._specs: list[ToolSpec] | None = None

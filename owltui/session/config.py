@@ -39,6 +39,11 @@ class Config(BaseModel):
     max_rounds: int = Field(40, ge=1, le=10_000)
     steering: Literal["batch", "immediate"] = "batch"
     pause_freeze: bool = True  # closing the pause gate also stops tool processes (owltui.tools.freeze)
+    follow_up_mode: Literal["one", "all"] = "one"  # follow-ups per stop: the first, or all merged
+    # a checkpoint of the workspace's files before each user turn (/rewind, /undo); larger files are
+    # left out
+    checkpoints: bool = True
+    checkpoint_max_file_bytes: int = Field(5 * 1024 * 1024, ge=0)
     stream_idle_timeout: float = Field(120.0, gt=0)
     # the model's context window in tokens (over the catalog's; local models): automatic compaction
     # triggers at 80 % of it. compaction_confirm: close the pause gate first, so the user can look

@@ -1,16 +1,19 @@
 """The runtime every front end drives: one agent with its config, tools, permissions, jobs and session.
 
-``build_runtime(options)`` resolves configuration and provider, opens or creates the session, and
-wires the agent; ``async with runtime`` (or ``start(tg)`` / ``aclose()``) binds the agent to a task
-group and turns job and pause-gate changes into events. Front ends (TUI, plain, print, RPC) use only
-this object and the agent's verbs.
+``build_runtime(options)`` (``owltui.session.build``) resolves configuration and provider, opens or
+creates the session, and wires the agent; ``async with runtime`` (or ``start(tg)`` / ``aclose()``)
+binds the agent to a task group and turns job and pause-gate changes into events. Front ends (TUI,
+plain, print, RPC) use only this object and the agent's verbs.
+
+The pause gate's state is part of the session: every change is recorded, and a session continued
+(``-c``) after a quit or a crash while paused starts paused. Checkpoints (``checkpoints``, a
+``owltui.session.rewind.Checkpointing``) are taken before each user turn; ``rewind`` / ``undo``
+put files and the conversation back.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -23,16 +26,16 @@ from anyio.abc import TaskGroup
 from owltui.agent.agent import Agent
 from owltui.agent.context import ContextBudget, request_tokens
 from owltui.agent.events import Compaction, Emitter, Paused, Resumed
-from owltui.agent.history import History, MemoryHistory
+from owltui.agent.history import MemoryHistory
 from owltui.agent.inbox import Inbox
 from owltui.agent.model import Model
-from owltui.agent.pause import GATE, PauseGate
+from owltui.agent.pause import PauseGate
 from owltui.agent.requirement import RequirementSlot
 
 from .approvals import ApprovalBroker
-from .config import Config, ConfigError, load_config
-from .redact import RedactingEmitter, RedactingResultStore, Redactor
-from .sessions import SessionInfo, find_session, latest_session
+from .config import Config
+from .redact import Redactor
+from .sessions import SessionInfo
 from .stats import RunStats
 from .store import SessionStore
 
@@ -45,13 +48,10 @@ if TYPE_CHECKING:
 
     from .input_history import InputHistory
     from .mentions import MentionCompleter
+    from .rewind import Checkpointing
     from .sources import ToolSource
 
 Warn = Callable[[str], None]
-
-
-def _stderr_warn(text: str) -> None:
-    print(f"owltui: warning: {text}", file=sys.stderr)
 
 
 @dataclass
@@ -99,6 +99,7 @@ class Runtime:
         self.sandbox: SandboxPolicy | None = None  # what confines the commands tools start
         self.sources: list[ToolSource] = []
         self.mcp: McpSource | None = None  # the MCP servers' tool source, when any are configured
+        self.checkpoints: Checkpointing | None = None  # before each user turn (config ``checkpoints``)
         self._tg: TaskGroup | None = None
         self._unsubscribe: list[Callable[[], None]] = []
         self._changed: list[anyio.Event] = []
@@ -184,23 +185,71 @@ class Runtime:
     def require(self, tool: str, reason: str = "") -> None:
         self.requirement.set(tool, reason)
 
+    def pause(self, freeze: bool | None = None) -> bool:
+        """Close the gate, freezing running tools' processes as configured (``pause_freeze``) or, for
+        this closing, as ``freeze`` says. False when it was already closed."""
+        if self.freezer is not None:
+            return self.freezer.pause(freeze)
+        return self.gate.pause(freeze=self.config.pause_freeze if freeze is None else freeze)
+
     def new_session(self) -> None:
         """Start a fresh conversation (``/new``): a new session file, or a new memory history."""
         if self.agent.running:
             raise RuntimeError("a run is going: abort it before starting a new session")
         old = self.store
-        self.agent.context = ContextBudget()  # automatic compaction starts afresh
         if old is None:
             self.agent.history = MemoryHistory()
+            self.agent.context = ContextBudget()  # automatic compaction starts afresh
+            self._checkpoints_for(None)
             return
-        old.close()
-        store = SessionStore.create(old.path.parent, old.cwd, self.model_label, old.redactor)
-        store.attach(self.inbox)
+        store = SessionStore.create(old.path.parent, old.cwd, self.model_label, old.redactor, old.warn)
+        self._adopt(store)
+
+    def switch_session(self, target: str) -> None:
+        """Continue saved session ``target`` (an id or its start) here, in place of this one
+        (``/sessions ID``): its queue comes back, what is queued here goes along, the pause state
+        and the checkpoints follow. SessionError (one sentence) when it cannot be opened."""
+        from .paths import sessions_root
+        from .sessions import find_session
+
+        old = self.store
+        if old is None:
+            from .commands import Unavailable
+
+            raise Unavailable("switching sessions needs a saved session (this one runs with --no-session)")
+        if self.agent.running:
+            raise RuntimeError("a run is going: abort it before switching sessions")
+        path = find_session(sessions_root(self.env), target)
+        if path == old.path:
+            return
+        store = SessionStore.open(path, old.redactor, old.warn)  # raises before anything changed
+        if store.model != self.model_label and store.items():
+            store.record_model(self.model_label)
+        self._adopt(store)
+
+    def _adopt(self, store: SessionStore) -> None:
+        """Make ``store`` the session: the old one closed, its queued messages carried over (ids
+        too), the gate's state recorded, checkpoints kept with the new one."""
+        old = self.store
+        if old is not None:
+            old.close()
+        store.attach(self.inbox)  # its own undelivered messages come back to the queue
         for lane in ("steer", "follow_up", "aside"):
-            for item in self.inbox.items(lane):  # still queued: the new file keeps them, ids too
+            for item in self.inbox.items(lane):  # still queued here: the new file keeps them, ids too
                 store.track_queued(lane, item)
         self.store = store
         self.agent.history = store
+        self.agent.context = ContextBudget()  # automatic compaction measures the new history afresh
+        self.requirement.clear()
+        store.record_pause(self.gate.paused)
+        from .rewind import STORE_NAME
+
+        self._checkpoints_for(store.path.with_suffix("") / STORE_NAME)
+
+    def _checkpoints_for(self, directory: Path | None) -> None:
+        if self.checkpoints is not None:
+            self.checkpoints.reset(directory)
+            self.spawn(self.checkpoints.warm, "checkpoints")
 
     async def compact(self, keep_turns: int = 0) -> str:
         """Summarise the older conversation (``/compact``); the model sees the summary from then on.
@@ -263,6 +312,10 @@ class Runtime:
         for source in self.sources:
             tg.start_soon(source.start, name=f"tool source {source.name}")
         self._unsubscribe.append(self.gate.subscribe(self._on_gate))
+        if self.store is not None and self.store.paused and self.options.interactive:
+            self.pause()  # continued after a quit or a crash while paused: still paused
+        if self.checkpoints is not None:
+            tg.start_soon(self.checkpoints.warm, name="checkpoints")
 
     async def aclose(self) -> None:
         """Abort the run, kill background jobs, close the session (idempotent)."""
@@ -283,6 +336,8 @@ class Runtime:
         self._unsubscribe.clear()
         if self.store is not None:
             self.store.close()
+        if self.checkpoints is not None:
+            self.checkpoints.close()
 
     async def wait_settled(self) -> None:
         """Until the agent is idle, no run is about to start, and no job it started is running."""
@@ -302,6 +357,8 @@ class Runtime:
             ev.set()
 
     def _on_gate(self, paused: bool, seconds: float | None) -> None:
+        if self.store is not None:
+            self.store.record_pause(paused)
         if paused:
             self.emitter.emit(Paused())
         else:
@@ -344,160 +401,10 @@ def resolve_model(config: Config, env: Mapping[str, str], *, provider: str | Non
     return make_model(resolved, **opts), resolved.label
 
 
-def _open_store(options: Options, env: Mapping[str, str], label: str, redactor: Redactor,
-                warn: Warn) -> SessionStore | None:
-    from .paths import sessions_dir, sessions_root
-
-    workspace = options.workspace
-    if options.no_session:
-        if options.resume or options.continue_session:
-            raise ConfigError("--no-session cannot be combined with --continue or --resume.")
-        return None
-    if options.resume:
-        path = find_session(sessions_root(env), options.resume)
-        return SessionStore.open(path, redactor, warn)
-    if options.continue_session:
-        latest = latest_session(sessions_dir(workspace, env))
-        if latest is not None:
-            return SessionStore.open(latest, redactor, warn)
-        warn("no earlier session in this directory: starting a new one")
-    return SessionStore.create(sessions_dir(workspace, env), workspace, label, redactor)
-
-
-def _scrubbed(warn: Warn, redactor: Redactor) -> Warn:
-    def scrubbed(text: str) -> None:
-        warn(redactor.scrub(text))
-
-    return scrubbed
-
-
-def _rerun_asker(approvals: ApprovalBroker) -> Callable[[str, str, str], Awaitable[bool]]:
-    """``ctx.services["sandbox_rerun"]``: ask the user (never the rules, never ``--yes``) whether a
-    command the sandbox blocked may run once outside it. The request is a ``bash`` approval whose
-    arguments also carry ``sandbox: "off"`` and the reason."""
-
-    async def ask(call_id: str, command: str, reason: str) -> bool:
-        from types import SimpleNamespace
-
-        call = SimpleNamespace(id=call_id, name="bash",
-                               arguments={"command": command, "sandbox": "off", "reason": reason})
-        return await approvals.ask(call) in ("allow", "always")
-
-    return ask
-
-
 def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[str, str] | None = None,
                   warn: Warn | None = None, tools: list[Any] | None = None) -> Runtime:
-    """Everything wired; raises ConfigError / ProviderConfigError / SessionError with one clear sentence.
+    """Everything wired (``owltui.session.build.build_runtime``, the composition root); raises
+    ConfigError / ProviderConfigError / SessionError with one clear sentence."""
+    from .build import build_runtime as build
 
-    The composition root: configuration, provider, session, then the runtime itself, then what hangs
-    off it (jobs, tool sources). ``model`` overrides provider resolution (tests pass a ScriptedModel);
-    ``tools`` replaces the built-in sources (the tools of section 5 of the contract, ``task`` included).
-    """
-    from owltui.features.chat import chat_config
-    from owltui.features.compaction import compact_for_loop
-    from owltui.features.instructions import instructions_text
-    from owltui.tools.freeze import Freezer
-    from owltui.tools.jobs import JobManager
-    from owltui.tools.permissions import PermissionPolicy
-    from owltui.tools.sandbox import SandboxPolicy
-
-    from .paths import config_dir, data_dir
-    from .sources import StaticSource, builtin_source, collect_tools, task_source
-
-    env = dict(os.environ if env is None else env)
-    redactor = Redactor.from_env(env, [options.base_url])
-    warn = _scrubbed(warn or _stderr_warn, redactor)
-    overrides: dict[str, Any] = {"max_rounds": options.max_rounds, "permission_mode": options.permission_mode,
-                                 "sandbox": options.sandbox, "context_window": options.context_window}
-    config = load_config(env, overrides)
-    if options.yes and config.permission_mode != "read-only":  # --yes never widens read-only
-        config.permission_mode = "yolo"
-    workspace = options.workspace.resolve()
-    options.workspace = workspace
-    if model is None:
-        model, label = resolve_model(config, env, provider=options.provider, model=options.model,
-                                     base_url=options.base_url)
-    else:
-        label = model.name
-    key, url = getattr(model, "api_key", None), getattr(model, "base_url", None)
-    redactor.add(key if isinstance(key, str) else None)  # the key in use, wherever it came from
-    redactor.add_urls(config.base_url, url if isinstance(url, str) else None)
-    store = _open_store(options, env, label, redactor, warn)
-    history: History = store if store is not None else MemoryHistory()
-    results = RedactingResultStore(redactor, store.path.with_suffix("") / "results" if store is not None
-                                   else None)
-    sandbox = SandboxPolicy(config.sandbox, workspace, writable=config.sandbox_writable,
-                            network=config.sandbox_network, env_keep=config.env_keep,
-                            protected=[config_dir(env), data_dir(env)])
-    for note in sandbox.startup_notes():
-        warn(note)
-
-    emitter = RedactingEmitter(redactor)  # JSONL, RPC and the UI see scrubbed events
-    approvals = ApprovalBroker(emitter)
-    permissions = PermissionPolicy(workspace, config.permission_mode,
-                                   approvals.ask if options.interactive else None,
-                                   sandbox_enforced=lambda: sandbox.enforced, sandbox_off=not sandbox.active,
-                                   config_dir=config_dir(env))
-    # the emitter: subagents report through it; sandbox and redactor: the processes tools start;
-    # permissions: subagents run under it; read_filter: read/grep/find leave denied files out
-    services: dict[str, Any] = {"emitter": emitter, "sandbox": sandbox, "redactor": redactor,
-                                "permissions": permissions, "read_filter": permissions.read_denied}
-    if options.interactive:
-        services["sandbox_rerun"] = _rerun_asker(approvals)
-    notes = instructions_text(workspace, config_dir(env))
-    loop_config = chat_config(model, [], workspace=workspace, permission=permissions.check,
-                              results=results, services=services, max_rounds=config.max_rounds,
-                              steering=config.steering, project_notes=notes)
-    # automatic compaction near the window (owltui.agent.context), written by the compaction feature
-    loop_config.context_window = context_window(config, model)
-    loop_config.compactor = compact_for_loop
-    loop_config.compaction_confirm = config.compaction_confirm
-    agent = Agent(loop_config, history, inbox=Inbox(), emitter=emitter, gate=GATE,
-                  requirement=RequirementSlot())
-    if store is not None:
-        if store.model != label and store.items():
-            store.record_model(label)
-        store.attach(agent.inbox)
-    runtime = Runtime(agent=agent, config=config, options=options, model_label=label, store=store,
-                      approvals=approvals, permissions=permissions, env=env)
-    runtime.sandbox = sandbox
-    runtime.jobs = services["jobs"] = JobManager(on_event=runtime.on_job, sandbox=sandbox, scrubber=redactor)
-    runtime.freezer = services["freezer"] = Freezer(GATE, runtime.jobs, enabled=config.pause_freeze)
-    runtime._unsubscribe.append(runtime.freezer.close)
-    if tools is None:
-        builtin = builtin_source()
-        sources: list[ToolSource] = [builtin, task_source(lambda: runtime.agent.config.model,
-                                                          builtin.tools(), workspace)]
-        runtime.mcp = _mcp_source(config, options, env, warn)
-        if runtime.mcp is not None:
-            sources.append(runtime.mcp)
-            agent.before_first_run = runtime.fix_tools  # MCP tools join before the first request
-    else:
-        sources = [StaticSource("given", tools)]
-    runtime.add_sources(sources)
-    agent.config.set_tools(collect_tools(runtime.sources))
-    return runtime
-
-
-def _mcp_source(config: Config, options: Options, env: Mapping[str, str], warn: Warn) -> McpSource | None:
-    """The session's MCP servers (``.mcp.json`` once approved, ``[mcp.servers.NAME]``,
-    ``--mcp-config FILE``); None when nothing is configured. Nothing starts here."""
-    workspace = options.workspace
-    if not config.mcp and options.mcp_config is None and not (workspace / ".mcp.json").is_file():
-        return None  # the common case: the MCP package is not even imported
-    from pydantic import ValidationError
-
-    from owltui.tools.mcp import McpConfigError, McpSettings, mcp_source
-    try:
-        settings = McpSettings.model_validate(config.mcp)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"[mcp] in the config file: {where}: {first['msg']}.") from None
-    from .paths import data_dir
-
-    try:
-        return mcp_source(workspace, settings, options.mcp_config, env, warn, data_dir(env))
-    except McpConfigError as exc:
-        raise ConfigError(str(exc)) from None
+    return build(options, model=model, env=env, warn=warn, tools=tools)

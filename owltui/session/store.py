@@ -3,9 +3,11 @@
 Line 1 is a header (format version, id, cwd, created, model); every later line is an entry with
 ``id`` and ``parent_id`` (a tree: the current branch is the chain from the last leaf), of type
 ``message`` (any history item), ``queued``/``dequeued`` (lane messages, so the queue survives a
-crash), ``model_change`` or ``compaction``. Each line is written whole (short writes are finished,
-a failed line is cut off again) and fsynced: at every message end and every tool result, never
-per token. Secrets are scrubbed before anything is written.
+crash), ``model_change``, ``compaction``, ``branch`` (a rewind: its parent is where the
+conversation forks; the old branch stays in the file) or ``pause`` (the gate closed or opened, so
+``-c`` after a quit or a crash while paused starts paused). Each line is written whole (short
+writes are finished, a failed line is cut off again) and fsynced: at every message end and every
+tool result, never per token. Secrets are scrubbed before anything is written.
 
 Robustness (issue 11):
 
@@ -24,145 +26,47 @@ Robustness (issue 11):
   ``append`` (the loop ends the run with it as its error: one line, exit 1), is warned about once
   for other entries, and the next write tries again. An unwritable data directory is a
   ``SessionError`` naming it and ``--no-session`` when the store is created.
+
+The pieces: ``store_file`` (the file: errors, lock, whole-line writes, ``parse_lines``) and
+``store_replay`` (records back into the tree, the branch's items, the queue, the pause state).
 """
 
 from __future__ import annotations
 
 import errno
-import fcntl
-import json
 import os
 import stat
-import sys
-import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from owltui.agent.history import CompactionMark, compacted_view
 from owltui.agent.inbox import Entry, Inbox, Queued, QueueLane
-from owltui.agent.messages import ITEM_ADAPTER, AssistantMessage, Item, ToolResult, UserMessage
+from owltui.agent.messages import AssistantMessage, Item, ToolResult, UserMessage
 from owltui.providers.wirejson import dumps
-from owltui.providers.wirejson import encode as encode
 
 from .redact import Redactor
+from .store_file import (
+    SessionError,
+    Warn,
+    ensure_writable_dir,
+    lock_file,
+    new_id,
+    now,
+    parse_lines,
+    reason,
+    stderr_warn,
+    unwritable_dir,
+    wire_line,
+    write_all,
+)
+from .store_replay import GAP_NOTICE, KINDS, LOST_START, Index, QueuedMessage, index, placed, walk
+
+__all__ = ["FORMAT_VERSION", "GAP_NOTICE", "LOST_START", "QueuedMessage", "SessionError", "SessionStore",
+           "ensure_writable_dir", "new_id", "parse_lines", "unwritable_dir", "wire_line"]
 
 FORMAT_VERSION = 1
-Warn = Callable[[str], None]
-CHAIN_KINDS = ("message", "model_change", "compaction")
-KINDS = (*CHAIN_KINDS, "queued", "dequeued")
-GAP_NOTICE = ("Part of this conversation could not be read back from the session file and is missing "
-              "here; earlier and later messages are kept.")
-LOST_START = "lost-start"
-
-
-class SessionError(Exception):
-    """A session cannot be found, read, locked or written: the message is one sentence for stderr."""
-
-
-def wire_line(obj: Any) -> bytes:
-    """One JSONL/RPC output line with its newline, from the total encoder (never fails)."""
-    return encode(obj) + b"\n"
-
-
-def new_id() -> str:
-    return uuid.uuid4().hex[:12]
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def _stderr_warn(text: str) -> None:
-    try:
-        print(f"owltui: warning: {text}", file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
-
-
-def _reason(exc: OSError) -> str:
-    """What went wrong, in words (the common storage failures get a hint)."""
-    if exc.errno == errno.ENOSPC:
-        return "no space left on the device"
-    if exc.errno == errno.EFBIG:
-        return "file too large (the file size limit, ulimit -f, was reached)"
-    if exc.errno == errno.EDQUOT:
-        return "disk quota exceeded"
-    if exc.errno == errno.EROFS:
-        return "read-only file system"
-    return (exc.strerror or str(exc) or type(exc).__name__).rstrip(".").lower()
-
-
-def _nearest_existing(path: Path) -> Path:
-    for p in (path, *path.parents):
-        if os.path.lexists(p):
-            return p
-    return path
-
-
-def unwritable_dir(directory: Path, exc: OSError | None = None) -> SessionError:
-    """The one sentence for a sessions directory that cannot be created or written."""
-    blocker = _nearest_existing(directory)
-    if exc is not None:
-        why = _reason(exc)
-    elif not blocker.is_dir():
-        why = "it is not a directory"
-    else:
-        why = "it is not writable"
-    where = "" if blocker == directory else f" ({blocker}: {why})"
-    detail = f": {why}" if blocker == directory else where
-    return SessionError(f"Cannot write sessions to {directory}{detail}; fix the data directory "
-                        "(XDG_DATA_HOME) or run with --no-session.")
-
-
-def ensure_writable_dir(directory: Path) -> None:
-    """Create ``directory`` if needed; SessionError (naming it and --no-session) when it cannot be written."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        blocker = _nearest_existing(directory)
-        raise unwritable_dir(directory, None if blocker != directory and not isinstance(
-            exc, PermissionError | FileNotFoundError) else exc) from None
-    if not directory.is_dir() or not os.access(directory, os.W_OK | os.X_OK):
-        raise unwritable_dir(directory)
-
-
-def _in_use(path: Path) -> SessionError:
-    sid = path.stem.split("_", 1)[-1]
-    return SessionError(f"Session {sid} is in use by another OwlTUI process ({path}); finish that one "
-                        "first, or start a new session (without -c/--resume).")
-
-
-def _lock(fd: int, path: Path) -> None:
-    """Exclusive, non-blocking lock on the open session file; held until the descriptor is closed."""
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise _in_use(path) from None
-    except OSError as exc:
-        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-            raise _in_use(path) from None
-        # ENOLCK / EOPNOTSUPP (some network file systems): carry on without a lock
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """``os.write`` until every byte is written (a short write is continued, never ignored)."""
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        if n <= 0:
-            raise OSError(errno.EIO, "the write made no progress")
-        view = view[n:]
-
-
-@dataclass
-class QueuedMessage:
-    qid: str
-    lane: QueueLane
-    text: str
-    source: str
 
 
 class SessionStore:
@@ -176,7 +80,7 @@ class SessionStore:
         self.model = model
         self.created = created
         self.redactor = redactor or Redactor()
-        self.warn: Warn = warn or _stderr_warn
+        self.warn: Warn = warn or stderr_warn
         self._items: list[Item] = []
         self._item_ids: list[str] = []
         self._leaf: str | None = None
@@ -193,6 +97,7 @@ class SessionStore:
         self._live: dict[int, tuple[str, Entry]] = {}  # id(inbox entry) -> (qid, entry)
         self._inbox: Inbox | None = None
         self._unsubscribe: Callable[[], None] | None = None
+        self.paused = False  # the gate was closed when this session last recorded it
         self.closed = False
 
     # ---- construction --------------------------------------------------------------------
@@ -203,7 +108,7 @@ class SessionStore:
 
         The directory is created now: SessionError (naming it and --no-session) if it cannot be."""
         ensure_writable_dir(directory)
-        created = _now()
+        created = now()
         sid = new_id()
         path = directory / f"{created:%Y%m%dT%H%M%S}_{sid}.jsonl"
         return cls(path, sid, cwd, model, created, redactor, warn)
@@ -219,17 +124,17 @@ class SessionStore:
         except OSError as exc:
             if exc.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO without a reader, a directory
                 raise SessionError(f"{path} is not a regular file, so not a session file.") from None
-            raise SessionError(f"Cannot open session file {path} for writing: {_reason(exc)}; "
+            raise SessionError(f"Cannot open session file {path} for writing: {reason(exc)}; "
                                "run with --no-session to start without saving.") from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise SessionError(f"{path} is not a regular file, so not a session file.")
             os.set_blocking(fd, True)
-            _lock(fd, path)
+            lock_file(fd, path)
             try:
                 data = path.read_bytes()
             except OSError as exc:
-                raise SessionError(f"Cannot read session file {path}: {_reason(exc)}.") from None
+                raise SessionError(f"Cannot read session file {path}: {reason(exc)}.") from None
             store = cls._load(path, data, redactor, warn)
             records_end = store._repair_tail(fd, data, warn)
         except BaseException:
@@ -256,7 +161,7 @@ class SessionStore:
         try:
             created = datetime.fromisoformat(str(head["created"]))
         except (KeyError, ValueError, TypeError):
-            created = _now()
+            created = now()
         store = cls(path, str(head.get("id", "")), Path(str(head.get("cwd", "."))),
                     str(head.get("model", "")), created, redactor, warn)
         store._replay(body, warn)
@@ -271,85 +176,28 @@ class SessionStore:
                 os.ftruncate(fd, good_end)  # the next append starts a clean line
                 size = good_end
             if size and not data[:size].endswith(b"\n"):
-                _write_all(fd, b"\n")  # a complete last record that lost only its newline
+                write_all(fd, b"\n")  # a complete last record that lost only its newline
                 size += 1
         except OSError as exc:
-            raise SessionError(f"Cannot repair session file {self.path}: {_reason(exc)}.") from None
+            raise SessionError(f"Cannot repair session file {self.path}: {reason(exc)}.") from None
         return size
 
     def _replay(self, records: list[dict[str, Any]], warn: Warn | None) -> None:
-        by_id: dict[str, dict[str, Any]] = {}
-        gaps: dict[str, str] = {}  # entry id -> id of its unreadable parent
-        leaf: str | None = None
-        for rec in records:
-            kind = rec.get("type")
-            rid = rec.get("id")
-            if kind in CHAIN_KINDS and isinstance(rid, str):
-                parent = rec.get("parent_id")
-                if parent is not None and (not isinstance(parent, str) or parent not in by_id):
-                    # its parent was on an unreadable line: hang it on the entry written before it
-                    gaps[rid] = parent if isinstance(parent, str) else f"gap-{rid}"
-                    rec = {**rec, "parent_id": leaf}
-                by_id[rid] = rec
-                leaf = rid
-            elif kind == "queued" and isinstance(rid, str):
-                qid = rec["qid"] if isinstance(rec.get("qid"), str) else rid  # files before ids: the entry id
-                msg = QueuedMessage(qid, rec.get("lane", "follow_up"), str(rec.get("text", "")),
-                                    str(rec.get("source", "user")))
-                if "before" in rec:  # moved: out of its place, in before that message (or at the end)
-                    self._queued.pop(qid, None)
-                    self._queued = _placed(self._queued, msg, rec["before"])
-                else:  # queued, or edited in place
-                    self._queued[qid] = msg
-            elif kind == "dequeued":
-                self._queued.pop(str(rec.get("ref", "")), None)
-        chain: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        cur = leaf
-        while cur is not None and cur in by_id and cur not in seen:
-            seen.add(cur)
-            chain.append(by_id[cur])
-            cur = by_id[cur].get("parent_id")
-        pairs: list[tuple[Item, str]] = []
-        kept_from: tuple[str, str, list[str]] | None = None  # (summary, first kept id, pinned ids)
-        kept_at = 0
-        for rec in reversed(chain):
-            kind = rec["type"]
-            if rec["id"] in gaps and not (pairs and _is_notice(pairs[-1][0])):
-                pairs.append((_notice(), gaps[rec["id"]]))
-            if kind == "message":
-                try:
-                    item = ITEM_ADAPTER.validate_python(rec["item"])
-                except Exception:
-                    if warn:
-                        warn(f"skipped an unreadable message in {self.path}")
-                    if not (pairs and _is_notice(pairs[-1][0])):
-                        pairs.append((_notice(), rec["id"]))
-                    continue
-                pairs.append((item, rec["id"]))
-            elif kind == "model_change":
-                self.model = str(rec.get("model", self.model))
-            elif kind == "compaction":
-                pinned = rec.get("pinned")
-                kept_from = (str(rec.get("summary", "")), str(rec.get("first_kept", "")),
-                             [str(p) for p in pinned] if isinstance(pinned, list) else [])
-                kept_at = len(pairs)
-        pairs = _in_call_order(pairs)
-        shift = 0
-        if pairs and not isinstance(pairs[0][0], UserMessage):
-            pairs.insert(0, (_notice(), LOST_START))  # never start the conversation with the model
-            shift = 1
-        self._items = [p[0] for p in pairs]
-        self._item_ids = [p[1] for p in pairs]
-        if kept_from is not None:
-            summary, first, pinned_ids = kept_from
-            if first in self._item_ids:
-                start = self._item_ids.index(first)
-            else:  # "": everything before the compaction entry
-                start = min(kept_at + shift, len(self._items))
-            where = {eid: n for n, eid in enumerate(self._item_ids[:start])}
-            self._compaction = CompactionMark(summary, start,
-                                              tuple(sorted(where[p] for p in pinned_ids if p in where)))
+        idx = index(records)
+        self._queued = idx.queued
+        self.paused = idx.paused
+        self._adopt(idx, idx.leaf, warn)
+
+    def _adopt(self, idx: Index, leaf: str | None, warn: Warn | None) -> None:
+        """Make the chain from ``leaf`` the conversation (new lists: a provider's cache of the old
+        ones starts over)."""
+        walked = walk(idx, leaf, warn, str(self.path))
+        self._items = walked.items
+        self._item_ids = walked.item_ids
+        self._compaction = walked.compaction
+        self._view = None
+        if walked.model:
+            self.model = walked.model
         self._leaf = leaf
 
     # ---- writing -------------------------------------------------------------------------
@@ -368,7 +216,7 @@ class SessionStore:
                 raise unwritable_dir(directory, exc) from None
             raise
         try:
-            _lock(fd, self.path)
+            lock_file(fd, self.path)
             self._size = os.fstat(fd).st_size
         except BaseException:
             os.close(fd)
@@ -383,7 +231,7 @@ class SessionStore:
         """Append whole lines and fsync; on failure cut the file back to its last whole line."""
         assert self._fd is not None
         try:
-            _write_all(self._fd, data)
+            write_all(self._fd, data)
             os.fsync(self._fd)
         except OSError:
             try:
@@ -410,7 +258,7 @@ class SessionStore:
         except SessionError as exc:
             return self._failed(str(exc), strict)
         except OSError as exc:
-            return self._failed(f"Cannot write session file {self.path}: {_reason(exc)}.", strict)
+            return self._failed(f"Cannot write session file {self.path}: {reason(exc)}.", strict)
         self._failure = None
         self._raised = False
         return True
@@ -434,7 +282,7 @@ class SessionStore:
 
     def _entry(self, kind: str, moves_leaf: bool = True, strict: bool = False, **fields: Any) -> str:
         eid = new_id()[:8]
-        self._write({"type": kind, "id": eid, "parent_id": self._leaf, "ts": _now().isoformat(), **fields},
+        self._write({"type": kind, "id": eid, "parent_id": self._leaf, "ts": now().isoformat(), **fields},
                     strict)
         if moves_leaf:
             self._leaf = eid
@@ -479,7 +327,7 @@ class SessionStore:
         if self.closed:
             return False
         eid = new_id()[:8]
-        record = {"type": "message", "id": eid, "parent_id": self._leaf, "ts": _now().isoformat(),
+        record = {"type": "message", "id": eid, "parent_id": self._leaf, "ts": now().isoformat(),
                   "item": result.model_dump(mode="json", exclude_none=True)}
         if not self._write(record):
             return False
@@ -513,6 +361,45 @@ class SessionStore:
 
     def compaction(self) -> CompactionMark | None:
         return self._compaction
+
+    @property
+    def leaf(self) -> str | None:
+        """The entry the next one hangs on (None: the session is empty); where a rewind can fork."""
+        return self._leaf
+
+    def branch_from(self, leaf_id: str | None) -> None:
+        """Rewind the conversation to just after entry ``leaf_id`` (None: to before the first
+        message): a ``branch`` entry is written with that parent, so the next append is a child of
+        it and ``-c`` resumes this branch; the old branch stays in the file. The items (and the
+        compaction, the model) are rebuilt from the file. SessionError when ``leaf_id`` names no
+        entry of the session or the file cannot be read or written."""
+        try:
+            data = self.path.read_bytes() if self._size else b""
+        except OSError as exc:
+            raise SessionError(f"Cannot read session file {self.path}: {reason(exc)}.") from None
+        idx = index(parse_lines(data, self.path, None)[0])
+        if leaf_id is not None and leaf_id not in idx.by_id:
+            raise SessionError(f"Session {self.id} has no entry {leaf_id}: cannot rewind the "
+                               "conversation there.")
+        before, self._leaf = self._leaf, leaf_id
+        try:
+            eid = self._entry("branch", strict=True)
+        except SessionError:
+            self._leaf = before
+            raise
+        if self._failure is not None:  # an outage already raised once: still refuse the rewind
+            self._leaf = before
+            raise SessionError(self._failure)
+        idx.add({"type": "branch", "id": eid, "parent_id": leaf_id})
+        self._adopt(idx, eid, self.warn)
+        self._open_calls.clear()
+        self._early.clear()
+
+    def record_pause(self, paused: bool) -> None:
+        """The pause gate closed (True) or opened: ``-c`` starts the session as it was left."""
+        if paused != self.paused:
+            self.paused = paused
+            self._entry("pause", moves_leaf=False, paused=paused)
 
     # ---- the queue -----------------------------------------------------------------------
     def undelivered(self) -> list[QueuedMessage]:
@@ -578,7 +465,7 @@ class SessionStore:
             return
         before = self._inbox.following(item.id) if self._inbox is not None else None
         del self._queued[item.id]
-        self._queued = _placed(self._queued, msg, before)
+        self._queued = placed(self._queued, msg, before)
         self._entry("queued", moves_leaf=False, qid=item.id, lane=item.lane, text=item.text,
                     source=item.source, before=before)
 
@@ -603,87 +490,3 @@ class SessionStore:
             os.close(self._fd)
             self._fd = None
         self.closed = True
-
-
-def _placed(queued: dict[str, QueuedMessage], msg: QueuedMessage, before: Any) -> dict[str, QueuedMessage]:
-    """``queued`` with ``msg`` inserted before message ``before`` (at the end if it is not there)."""
-    if before not in queued:
-        return {**queued, msg.qid: msg}
-    out: dict[str, QueuedMessage] = {}
-    for qid, q in queued.items():
-        if qid == before:
-            out[msg.qid] = msg
-        out[qid] = q
-    return out
-
-
-def _notice() -> UserMessage:
-    return UserMessage(text=GAP_NOTICE, lane="notice", source="system")
-
-
-def _is_notice(item: Item) -> bool:
-    return isinstance(item, UserMessage) and item.lane == "notice" and item.text == GAP_NOTICE
-
-
-def _in_call_order(pairs: list[tuple[Item, str]]) -> list[tuple[Item, str]]:
-    """The results right after an assistant message in the order of its calls, one per call (the
-    last written wins): results written as their tools ended come in completion order."""
-    out: list[tuple[Item, str]] = []
-    i = 0
-    while i < len(pairs):
-        item = pairs[i][0]
-        out.append(pairs[i])
-        i += 1
-        if not isinstance(item, AssistantMessage) or not item.tool_calls:
-            continue
-        j = i
-        while j < len(pairs) and isinstance(pairs[j][0], ToolResult):
-            j += 1
-        if j - i < 2:
-            out.extend(pairs[i:j])
-            i = j
-            continue
-        order = {c.id: n for n, c in enumerate(item.tool_calls)}
-        last: dict[str, tuple[Item, str]] = {}
-        for pair in pairs[i:j]:
-            res = pair[0]
-            assert isinstance(res, ToolResult)
-            last.pop(res.call_id, None)
-            last[res.call_id] = pair
-        run = sorted(last.values(), key=lambda p: order.get(getattr(p[0], "call_id", ""), len(order)))
-        out.extend(run)
-        i = j
-    return out
-
-
-def parse_lines(data: bytes, path: Path, warn: Warn | None) -> tuple[list[dict[str, Any]], int, bool]:
-    """JSON records of a session file, the byte offset after the last good line, and whether a torn
-    last line was dropped."""
-    records: list[dict[str, Any]] = []
-    offset = 0
-    good_end = 0
-    torn = False
-    lines = data.split(b"\n")
-    for n, raw in enumerate(lines):
-        last = n == len(lines) - 1
-        end = offset + len(raw) + (0 if last else 1)
-        if raw.strip():
-            try:
-                rec = json.loads(raw)
-                if not isinstance(rec, dict):
-                    raise ValueError("not an object")
-            except (ValueError, RecursionError):
-                if last or all(not rest.strip() for rest in lines[n + 1:]):
-                    torn = True
-                    if warn:
-                        warn(f"skipped a torn last line in session file {path}")
-                    break
-                if warn:
-                    warn(f"skipped an unreadable line {n + 1} in session file {path}")
-                offset = end
-                good_end = end
-                continue
-            records.append(rec)
-        offset = end
-        good_end = end
-    return records, good_end, torn

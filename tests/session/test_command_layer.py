@@ -15,10 +15,13 @@ from owltui.session.commands.table import rpc_commands
 from owltui.ui.host import LocalRuntime
 
 ROOT = Path(__file__).resolve().parents[2]
-SLASH = ["pause", "resume", "require", "model", "sessions", "new", "compact", "init", "theme", "help", "quit"]
-# CONTRACTS section 2, in its order (plus `shell`, issue 13: what `!command` runs)
-RPC = ["prompt", "steer", "follow_up", "aside", "shell", "abort", "pause", "resume", "require_tool",
-       "clear_requirement", "approve", "get_state", "quit"]
+SLASH = ["pause", "resume", "queue", "now", "require", "model", "sessions", "new", "compact", "init", "undo",
+         "rewind", "mcp", "theme", "help", "quit"]
+# CONTRACTS section 2, in its order (plus `shell`, issue 13: what `!command` runs; the queue commands,
+# checkpoints, rewind and mcp_status of section 6)
+RPC = ["prompt", "steer", "follow_up", "aside", "shell", "abort", "queue_edit", "queue_remove", "queue_move",
+       "pause", "resume", "require_tool", "clear_requirement", "approve", "get_state", "checkpoints", "rewind",
+       "mcp_status", "quit"]
 
 
 class Front:
@@ -80,7 +83,7 @@ def test_help_completion_follow_the_front_end() -> None:
     assert "/require [TOOL [reason]]" in text and "/model [PROVIDER:MODEL]" in text and "/theme" not in text
     themed = commands(ThemedFront())
     assert "/theme [NAME]" in themed.help_text()
-    assert [c.name for c in themed.complete("/re")] == ["resume", "require"]
+    assert [c.name for c in themed.complete("/re")] == ["resume", "require", "rewind"]
     assert themed.complete("/require x") == []
     reply = plain.slash("/help")
     assert reply is not None and reply.text.endswith("\n\nKeys: none")
@@ -96,9 +99,9 @@ def test_slash_parsing() -> None:
 def test_pause_resume_words_and_data() -> None:
     c = commands()
     first = c.slash("/pause")
-    assert first is not None and first.ok and first.data == {"changed": True} and not first.text
+    assert first is not None and first.ok and first.data == {"changed": True, "frozen": True} and not first.text
     again = c.rpc("pause", {})
-    assert again.ok and again.data == {"changed": False} and again.text == "already paused"
+    assert again.ok and again.data == {"changed": False, "frozen": True} and again.text == "already paused"
     assert c.call("resume").data == {"changed": True}
     assert c.slash("/resume").text == "not paused"  # type: ignore[union-attr]
 
@@ -164,7 +167,8 @@ async def test_prompt_queues_while_running_and_new_session_clears() -> None:
         assert c.send("first").data == {}
         busy = c.rpc("prompt", {"text": "again"})
         assert not busy.ok and "in progress" in busy.text
-        assert c.send("steer me").data == {"queued": "steer"}
+        steered = c.send("steer me")
+        assert steered.data == {"queued": "steer", "queue_id": rt.inbox.items("steer")[0].id}
         assert c.send("after", "follow_up").ok
         assert {lane: rt.inbox.texts(lane) for lane in ("steer", "follow_up", "aside")} == \
             {"steer": ["steer me"], "follow_up": ["after"], "aside": []}
@@ -238,7 +242,7 @@ async def test_send_attaches_mentions_and_routes_bang(tmp_path: Path, monkeypatc
         assert first.ok and first.data == {"attached": ["notes.txt"]} and first.kind == "warning"
         assert first.text == "attached notes.txt; @missing.txt: no such file; left as text"
         queued = c.send("and @notes.txt again", "follow_up")
-        assert queued.data == {"attached": ["notes.txt"]}
+        assert queued.data == {"attached": ["notes.txt"], "queue_id": rt.inbox.items("follow_up")[0].id}
         bang = c.send("!echo from the shell")
         assert bang.then is not None  # a bare host has no task group of its own: the reply runs it
         done = await bang.then

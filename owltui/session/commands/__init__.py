@@ -93,11 +93,13 @@ class Commands:
             return Reply(f"unknown command {name!r}; known: {', '.join(BY_RPC)}", "error", ok=False)
         return self._run(cmd, fields)
 
-    def send(self, text: str, lane: Literal["prompt", "follow_up"] = "prompt") -> Reply:
+    def send(self, text: str, lane: Literal["prompt", "follow_up", "immediate"] = "prompt") -> Reply:
         """A typed message (after ``literal``): a prompt when idle, steering while a run goes; the
-        follow-up lane when asked. ``!command`` runs a shell command instead (``shell``; ``!!``
-        sends a literal ``!``). ``@path`` mentions are attached. The reply's ``data`` has ``queued``
-        unless it started a run (or ran a command: ``call_id``)."""
+        follow-up lane when asked; ``immediate``: steering that skips the running batch's calls not
+        yet started (this message only: the steer-now key). ``!command`` runs a shell command
+        instead (``shell``; ``!!`` sends a literal ``!``). ``@path`` mentions are attached. The
+        reply's ``data`` has ``queued`` and ``queue_id`` unless it started a run (or ran a command:
+        ``call_id``)."""
         command = shell_command(text)
         if command is not None:
             if not command:
@@ -107,7 +109,7 @@ class Commands:
         text = unescape(text)
         if lane == "follow_up":
             return self.call("follow_up", text=text)
-        return self._run(BY_RPC["prompt"], {"text": text, "as": "steer"})
+        return self._run(BY_RPC["prompt"], {"text": text, "as": "steer", "immediate": lane == "immediate"})
 
     def call(self, name: str, **fields: Any) -> Reply:
         """Run a command by its slash or RPC name (a key, a picker's choice)."""

@@ -32,12 +32,20 @@ class Unavailable(CommandError):
 
 @dataclass(frozen=True)
 class Pick:
-    """Ask the user to choose; the choice is run as ``command``'s first argument."""
+    """Ask the user to choose; the choice is run as ``command``'s first argument. ``labels``: what
+    to show for each option (the option itself when empty); ``note``: a line under the list."""
 
     title: str
     options: list[str]
     command: str
     highlight: str | None = None
+    labels: tuple[str, ...] = ()
+    note: str = ""
+
+    def shown(self) -> list[tuple[str, str]]:
+        """``(label, option)`` pairs, in order."""
+        labels = self.labels if len(self.labels) == len(self.options) else self.options
+        return list(zip(labels, self.options, strict=True))
 
 
 @dataclass
@@ -74,21 +82,30 @@ Handler = Callable[[Context, Args], Reply]
 PickFn = Callable[[Context], Reply]
 
 
+UNSET: Any = object()  # an optional argument's default when none is declared
+BOOL_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+
+
 @dataclass(frozen=True)
 class Arg:
-    """One argument. ``text``: a non-empty string; ``str``: any string; ``bool``: true or false.
-    In a slash line the arguments are words in order, the last one taking the rest of the line."""
+    """One argument. ``text``: a non-empty string; ``str``: any string; ``bool``: true or false
+    (in a slash line also yes/no, on/off). In a slash line the arguments are words in order, the
+    last one taking the rest of the line. ``default``: an optional argument's value when left out
+    (else false, "" or None)."""
 
     name: str
     type: Literal["text", "str", "bool"] = "text"
     required: bool = True
     choices: tuple[str, ...] = ()
     metavar: str = ""
+    default: Any = UNSET
 
     def check(self, value: Any) -> Any:
         if value is None:
             if self.required:
                 raise CommandError(self._expected())
+            if self.default is not UNSET:
+                return self.default
             return False if self.type == "bool" else ("" if not self.choices else None)
         if self.choices:
             if value not in self.choices:
@@ -159,19 +176,20 @@ class Command:
         """Check RPC fields (or bound slash words) against the arguments, in order."""
         return {arg.name: arg.check(fields.get(arg.name)) for arg in self.args}
 
-    def words(self, rest: str) -> dict[str, str]:
-        """A slash line's text after the name, as arguments: one word each, the last takes the rest."""
-        values: dict[str, str] = {}
+    def words(self, rest: str) -> dict[str, Any]:
+        """A slash line's text after the name, as arguments: one word each, the last takes the rest
+        (a bool argument's yes/no word becomes true/false)."""
+        values: dict[str, Any] = {}
         rest = rest.strip()
         for i, arg in enumerate(self.args):
             if not rest:
                 break
             if i == len(self.args) - 1:
-                values[arg.name] = rest
+                word, rest = rest, ""
             else:
                 word, _, rest = rest.partition(" ")
-                values[arg.name] = word
                 rest = rest.strip()
+            values[arg.name] = BOOL_WORDS.get(word.lower(), word) if arg.type == "bool" else word
         return values
 
 

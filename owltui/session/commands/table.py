@@ -19,6 +19,9 @@ from owltui.agent.requirement import MAX_ESCALATIONS
 from ..describe import model_display
 from ..sessions import format_listing
 from .background import background
+from .mcp import mcp, mcp_status
+from .queue import queue_edit, queue_list, queue_move, queue_remove
+from .rewind import WHAT, checkpoints, pick_checkpoint, rewind, rewind_slash, undo
 from .spec import Arg, Args, Command, CommandError, Context, Handler, Pick, Reply, Unavailable, help_lines
 
 if TYPE_CHECKING:
@@ -56,18 +59,25 @@ def prompt(ctx: Context, a: Args) -> Reply:
         return _sent(sent)
     if lane is None:
         raise CommandError('a run is starting: send it with "as": "steer" or "follow_up"')
-    ctx.host.inbox.push(lane, sent.text)
-    return _sent(sent, {"queued": lane})
+    item = ctx.host.inbox.push(lane, sent.text, immediate=a.get("immediate", False))
+    return _sent(sent, {"queued": lane, "queue_id": item.id})
+
+
+def steer_now(ctx: Context, a: Args) -> Reply:
+    """``/now TEXT`` (the TUI's steer-now key: ``Commands.send(text, "immediate")``): steering that
+    skips the calls of the running batch not yet started, for this message only."""
+    return prompt(ctx, {"text": a["text"], "as": "steer", "immediate": True})
 
 
 def _lane(lane: QueueLane, mentions: bool = True) -> Handler:
     def push(ctx: Context, a: Args) -> Reply:
+        immediate = a.get("immediate", False)
         if not mentions:
-            ctx.host.inbox.push(lane, a["text"])
-            return Reply()
+            item = ctx.host.inbox.push(lane, a["text"])
+            return Reply(data={"queue_id": item.id})
         sent = _mentions(ctx, a["text"])
-        ctx.host.inbox.push(lane, sent.text)
-        return _sent(sent)
+        item = ctx.host.inbox.push(lane, sent.text, immediate=immediate)
+        return _sent(sent, {"queue_id": item.id})
 
     return push
 
@@ -95,9 +105,12 @@ def abort(ctx: Context, a: Args) -> Reply:
 
 
 # ---- the pause gate and the requirement ----------------------------------------------------------
-def pause(ctx: Context, _a: Args) -> Reply:
-    changed = ctx.host.gate.pause()
-    return Reply("" if changed else "already paused", data={"changed": changed})
+def pause(ctx: Context, a: Args) -> Reply:
+    freeze: bool | None = a["freeze"]  # None: as configured (pause_freeze)
+    by_host = getattr(ctx.host, "pause", None)  # the runtime: its freezer and config decide
+    gate = ctx.host.gate
+    changed = by_host(freeze) if callable(by_host) else gate.pause(freeze=freeze is not False)
+    return Reply("" if changed else "already paused", data={"changed": changed, "frozen": gate.frozen})
 
 
 def resume(ctx: Context, _a: Args) -> Reply:
@@ -250,24 +263,32 @@ def quit_(ctx: Context, _a: Args) -> Reply:
 
 
 TEXT = Arg("text")
+IMMEDIATE = Arg("immediate", "bool", required=False)
+QID = Arg("id", metavar="ID")
 COMMANDS: tuple[Command, ...] = (
     Command("start a run; while one is going, queue the text in the lane named by `as`", prompt,
-            rpc="prompt", args=(TEXT, Arg("as", "str", required=False, choices=STEER_OR_FOLLOW_UP)),
+            rpc="prompt",
+            args=(TEXT, Arg("as", "str", required=False, choices=STEER_OR_FOLLOW_UP), IMMEDIATE),
             doc='Start a run. While a run is going: `ok: false` unless `"as": "steer"` or `"as": '
-                '"follow_up"`, which queue the text in that lane (response carries `"queued": LANE`). '
+                '"follow_up"`, which queue the text in that lane (response carries `"queued": LANE` and '
+                '`"queue_id"`; `"immediate": true` with `"as": "steer"`: see `steer`). '
                 'A `@PATH` in the text attaches that file or directory listing to the message '
                 '(response carries `"attached": [paths]`; see "Mentions" below).'),
     Command("steering: delivered at the next poll point of the running run", _lane("steer"),
-            rpc="steer", args=(TEXT,),
+            rpc="steer", args=(TEXT, IMMEDIATE),
             doc="Steering lane: delivered at the next poll point of the running run (after the current "
-                "tool batch); starts a run when idle. `@PATH` mentions are attached as for `prompt`."),
+                "tool batch); starts a run when idle. `\"immediate\": true`: this message skips the "
+                "batch's calls not yet started (they get a `skipped` result saying a message arrived), "
+                "whatever config `steering` says. Response carries `queue_id`. `@PATH` mentions are "
+                "attached as for `prompt`."),
     Command("delivered only when the agent would otherwise stop", _lane("follow_up"),
             rpc="follow_up", args=(TEXT,),
-            doc="Follow-up lane: delivered only when the agent would otherwise stop; starts a run when "
-                "idle. `@PATH` mentions are attached as for `prompt`."),
+            doc="Follow-up lane: delivered only when the agent would otherwise stop, one per stop, each "
+                "its own turn (config `follow_up_mode = \"all\"` merges them); starts a run when idle. "
+                "Response carries `queue_id`. `@PATH` mentions are attached as for `prompt`."),
     Command("a background notice", _lane("aside", mentions=False), rpc="aside", args=(TEXT,),
             doc="Aside lane: a background notice; never interrupts tools, never forces an extra model "
-                "call mid-batch."),
+                "call mid-batch. Response carries `queue_id`."),
     Command("run a shell command for the user; the model sees it with its next request", shell,
             rpc="shell", args=(Arg("command"),),
             doc="Run `command` as the `bash` tool would (sandbox, scrubbed environment, 90 s cap; killed "
@@ -281,12 +302,33 @@ COMMANDS: tuple[Command, ...] = (
                 "still gets a result. Queued messages stay queued unless `clear_queue`. Background jobs "
                 "keep running until OwlTUI exits; `shell` commands and `/init` still going are stopped. "
                 "Response carries `\"aborted\": true\\|false` (false: nothing was running)."),
-    Command("pause every agent before its next model call or tool start", pause,
-            slash="pause", rpc="pause",
+    Command("edit a queued message", queue_edit, rpc="queue_edit", args=(QID, TEXT),
+            doc="Replace the text of queued message `id` (same id, lane and place). `ok: false` with "
+                "the reason if it was delivered or removed meanwhile (or is a background notice). "
+                "Response carries `item` `{id, text, source}` and `lane`."),
+    Command("withdraw a queued message", queue_remove, rpc="queue_remove", args=(QID,),
+            doc="Withdraw queued message `id`; it is never delivered. `ok: false` as for `queue_edit`. "
+                "Response carries `item`."),
+    Command("move a queued message to another lane or place", queue_move, rpc="queue_move",
+            args=(QID, Arg("lane", "str", required=False, choices=STEER_OR_FOLLOW_UP),
+                  Arg("before", "str", required=False)),
+            doc="Move queued message `id` to `lane` (default: its own) and there before message "
+                "`before` (default: at the end). `ok: false` as for `queue_edit`, or when `before` is "
+                "not in that lane. Response carries `item` and `lane`."),
+    Command("pause every agent before its next model call or tool start; freeze running commands",
+            pause, slash="pause", rpc="pause", args=(Arg("freeze", "bool", required=False, default=None),),
             doc="Close the process-wide pause gate: runs park before their next model call or tool "
-                "start; running work is never killed. Response carries `\"changed\"`."),
+                "start, and running tool commands and jobs are stopped (SIGSTOP; their time caps and the "
+                "provider's idle timeout are suspended) unless `freeze` is false or config "
+                "`pause_freeze = false`. Nothing is killed; a model stream in flight is read to its end. "
+                "The paused state is saved with the session. Response carries `\"changed\"` and "
+                "`\"frozen\"`."),
     Command("open the pause gate and say how long it was closed", resume, slash="resume", rpc="resume",
-            doc="Open the gate. Response carries `\"changed\"`."),
+            doc="Open the gate; frozen processes continue (SIGCONT) with the time they had left. "
+                "Response carries `\"changed\"`."),
+    Command("the queued messages with their ids", queue_list, slash="queue"),
+    Command("steer now: skip the calls of the running batch not yet started", steer_now, slash="now",
+            args=(TEXT,)),
     Command("the next turn must call TOOL (no argument: pick one; off: drop it)", require,
             slash="require", rpc="require_tool", pick=pick_tool,
             args=(Arg("tool", metavar="TOOL"), Arg("reason", "str", required=False, metavar="reason")),
@@ -302,16 +344,39 @@ COMMANDS: tuple[Command, ...] = (
     Command("running, paused, queue, session, model, requirement, approvals, jobs, usage", get_state,
             rpc="get_state",
             doc="Response carries `running`, `paused`, `queue` `{steer: [...], follow_up: [...], "
-                "aside: [...]}`, `session_id` (null with `--no-session`), `model`, and also "
-                "`requirement` (tool or null), `approvals` (waiting call ids), `jobs` (running "
-                "background job ids), `usage` (the session's `input_tokens`, `output_tokens`, "
-                "`cache_read_tokens`, `cache_write_tokens`, `cost`) and `rounds` (model calls)."),
+                "aside: [...]}` (each item `{id, text, source}`, in delivery order), `session_id` (null "
+                "with `--no-session`), `model`, and also `requirement` (tool or null), `approvals` "
+                "(waiting call ids), `jobs` (running background job ids), `usage` (the session's "
+                "`input_tokens`, `output_tokens`, `cache_read_tokens`, `cache_write_tokens`, `cost`) and "
+                "`rounds` (model calls)."),
+    Command("list the checkpoints", checkpoints, rpc="checkpoints",
+            doc="Response carries `checkpoints`: `[{id, prompt, at, files}]`, one per user turn (the "
+                "first prompt and each delivered follow-up), oldest first; `at` is ISO 8601 UTC, `files` "
+                "how many paths changed between it and the next checkpoint (the newest: until now)."),
+    Command("restore files and/or conversation to before a turn", rewind, rpc="rewind",
+            args=(QID, Arg("files", "bool", required=False, default=True),
+                  Arg("conversation", "bool", required=False, default=True)),
+            doc="Restore the workspace's files (`files`, default true) and/or the conversation "
+                "(`conversation`, default true) to just before checkpoint `id`'s turn; refused while a "
+                "run is going. Response carries `restored` (the paths rewritten, recreated or deleted) "
+                "and `conversation`. See \"Checkpoints and rewind\" below."),
+    Command("MCP servers: state and tools", mcp_status, rpc="mcp_status",
+            doc="Response carries `servers`: `[{name, state, tools, error?}]` (empty when none is "
+                "configured)."),
     Command("show or switch the model", model, slash="model",
             args=(Arg("spec", required=False, metavar="PROVIDER:MODEL"),)),
     Command("list the saved sessions of this directory", sessions, slash="sessions"),
     Command("start a fresh session", new, slash="new"),
     Command("summarize the conversation to free context", compact, slash="compact"),
     Command("write or update AGENTS.md from a look at the repository", init, slash="init"),
+    Command("rewind the last turn's file changes", undo, slash="undo"),
+    Command("go back to before a prompt: files, conversation or both (no argument: pick one)",
+            rewind_slash, slash="rewind", pick=pick_checkpoint,
+            args=(Arg("id", metavar="ID"),
+                  Arg("what", required=False, choices=WHAT, metavar="files|conversation"))),
+    Command("MCP servers, their state and tools; approve or decline this workspace's .mcp.json", mcp,
+            slash="mcp", args=(Arg("action", required=False, choices=("approve", "decline"),
+                                   metavar="approve|decline"),)),
     Command("pick or set the theme (remembered)", theme, slash="theme", needs="themes", pick=pick_theme,
             args=(Arg("name", metavar="NAME"),)),
     Command("keys and commands", help_, slash="help"),
