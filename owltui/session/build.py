@@ -207,4 +207,5 @@ def _checkpointing(agent: Agent, config: Config, options: Options, store: Sessio
     cps = Checkpointing(agent, options.workspace, directory, max_file_bytes=config.checkpoint_max_file_bytes,
                         scrub=redactor.scrub, env=env, warn=warn)
     agent.config.before_user_turn = cps.before_turn
+    agent.config.permission = cps.guard(agent.config.permission)  # no tool before the snapshot
     return cps

@@ -30,7 +30,8 @@ import anyio.to_thread
 from owltui.agent.agent import Agent
 from owltui.agent.context import ContextBudget
 from owltui.agent.history import Compactable, CompactionMark, MemoryHistory
-from owltui.agent.messages import Item, UserMessage
+from owltui.agent.hooks import Permission
+from owltui.agent.messages import Item, ToolCall, UserMessage
 
 from .store import SessionError, SessionStore
 
@@ -74,6 +75,8 @@ class Checkpointing:
         self._memory: dict[str, tuple[list[Item], CompactionMark | None]] = {}
         self.error: str | None = None  # why checkpoints are off (None: on)
         self.directory = self._place(directory)
+        self._pending: threading.Event | None = None  # the current turn's snapshot, being taken
+        self._failed: Exception | None = None
 
     # ---- the store ------------------------------------------------------------------------
     def _place(self, directory: Path | None) -> Path:
@@ -143,10 +146,38 @@ class Checkpointing:
 
         leaf = self._leaf()
         turn_id = uuid.uuid4().hex[:12]
-        try:
-            await anyio.to_thread.run_sync(lambda: self.store().checkpoint(turn_id, message.text, leaf=leaf))
-        except (CheckpointError, OSError) as exc:
-            self._disable(exc)
+        await self.settled()  # the previous turn's snapshot, if it is still being taken
+
+        def snapshot() -> None:
+            try:
+                self.store().checkpoint(turn_id, message.text, leaf=leaf)
+            except (CheckpointError, OSError) as exc:
+                self._failed = exc
+            finally:
+                done.set()
+
+        # The snapshot overlaps the model call: nothing changes files before the turn's first tool,
+        # and ``settled`` (awaited before every tool starts) holds that tool until it is taken.
+        done = self._pending = threading.Event()
+        threading.Thread(target=snapshot, name="owltui-checkpoint", daemon=True).start()
+
+    async def settled(self) -> None:
+        """Until the snapshot of the current turn is taken (at once when there is none pending)."""
+        pending = self._pending
+        if pending is not None and not pending.is_set():
+            await anyio.to_thread.run_sync(pending.wait)
+        failed, self._failed = self._failed, None
+        if failed is not None:
+            self._disable(failed)
+
+    def guard(self, permission: Permission | None) -> Permission:
+        """``permission`` (the loop's last check before a tool starts) behind ``settled``."""
+
+        async def check(call: ToolCall, read_only: bool) -> str | None:
+            await self.settled()
+            return await permission(call, read_only) if permission is not None else None
+
+        return check
 
     def _leaf(self) -> str | None:
         """Where the conversation stands now (what a rewind to this turn goes back to)."""
@@ -195,10 +226,10 @@ class Checkpointing:
         if self.agent.running:
             raise RewindError("A run is going: wait for it or abort it before rewinding.")
 
-    @staticmethod
-    async def _off_loop(fn: Callable[[], T]) -> T:
+    async def _off_loop(self, fn: Callable[[], T]) -> T:
         from .checkpoints import CheckpointError
 
+        await self.settled()  # one git at a time on the shadow store
         try:
             return await anyio.to_thread.run_sync(fn)
         except CheckpointError as exc:

@@ -6,6 +6,7 @@ user's repository left untouched: tests/cli/test_rpc_rewind_queue.py.)"""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,33 @@ def test_skipped_note() -> None:
                          *(Skipped(f"d{i}/", "ignored") for i in range(6))])
     assert note == ("not restored - too large: big.bin 6.0 MB; nested repositories: vendor/lib; "
                     "ignored: d0/, d1/, d2/, d3/ and 2 more")
+
+
+async def test_the_snapshot_overlaps_the_model_call_and_holds_the_first_tool(tmp_path: Path) -> None:
+    """A slow snapshot (a big workspace) does not delay the turn's first request; the first tool
+    waits for it, so the checkpoint still has the files as they were before the turn."""
+    rt, model = _build(tmp_path, EDIT_TURN)
+    (rt.workspace / "a.txt").write_text("one\n")
+    cps = rt.checkpoints
+    assert cps is not None
+    release = threading.Event()
+    store = cps.store()
+    real = store.checkpoint
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        assert release.wait(10)
+        return real(*args, **kwargs)
+
+    store.checkpoint = slow  # type: ignore[method-assign]
+    async with rt:
+        rt.agent.prompt("make it loud")
+        with anyio.fail_after(10):
+            while model.calls < 1:  # the first request goes out while the snapshot is held
+                await anyio.wait_all_tasks_blocked()
+        await anyio.wait_all_tasks_blocked()  # the edit would have run by now, were it not held
+        assert (rt.workspace / "a.txt").read_text() == "one\n"
+        release.set()
+        await rt.wait_settled()
+        assert (rt.workspace / "a.txt").read_text() == "ONE\n"
+        rewound = await cps.rewind(None)  # the snapshot has the file as it was before the turn
+    assert "a.txt" in rewound.restored and (rt.workspace / "a.txt").read_text() == "one\n"
