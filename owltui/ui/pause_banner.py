@@ -1,4 +1,8 @@
-"""The "paused" banner: elapsed time and which agents are parked where. The session stays visible."""
+"""The "paused" banner: elapsed time, what the pause froze (the freezer's words: "1 command and 2 jobs
+frozen") and which agents are parked where. The session stays visible.
+
+``frozen`` gives the freezer's words (default: the app's ``runtime.freezer.describe()``, where the
+host has one); a park-only pause (``pause_freeze = false``) says that running work continues."""
 
 from __future__ import annotations
 
@@ -23,11 +27,21 @@ class PauseBanner(Static):
     }
     """
 
-    def __init__(self, gate: PauseGate, elapsed: Callable[[], float], id: str | None = None) -> None:
+    def __init__(self, gate: PauseGate, elapsed: Callable[[], float], id: str | None = None,
+                 frozen: Callable[[], str] | None = None) -> None:
         super().__init__("", id=id)
         self.gate = gate
         self.elapsed = elapsed
+        self.frozen = frozen
         self.display = False
+
+    def frozen_text(self) -> str:
+        """What the pause froze, in the freezer's words ("" when nothing, or no freezer)."""
+        if self.frozen is not None:
+            return self.frozen()
+        freezer = getattr(getattr(self.app, "runtime", None), "freezer", None)
+        describe = getattr(freezer, "describe", None)
+        return str(describe()) if callable(describe) else ""
 
     def on_mount(self) -> None:
         self.set_interval(0.5, self.redraw)
@@ -38,7 +52,14 @@ class PauseBanner(Static):
         if not paused:
             return
         parked = ", ".join(f"{who} (before {where})" for who, where in sorted(self.gate.parked.items()))
+        frozen = self.frozen_text() if self.gate.frozen else ""
         t = Text(f"⏸ paused {format_duration(self.elapsed())}")
-        t.append(f"  ·  parked: {parked}" if parked else "  ·  no agent parked yet (running work continues)")
+        if frozen:
+            t.append(f"  ·  {frozen}")
+        if parked:
+            t.append(f"  ·  parked: {parked}")
+        elif not frozen:
+            t.append("  ·  no agent parked yet (running work continues)" if not self.gate.frozen
+                     else "  ·  nothing running; no agent parked yet")
         t.append("  ·  /resume or F2 to continue", style="not bold")
         self.update(t)
