@@ -1,0 +1,79 @@
+"""Pilot test: the pause banner says what the pause froze (a running command) and what is parked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from owltui.agent.scripted import Call, ScriptedModel, Step
+from owltui.session.runtime import Options, build_runtime
+from owltui.ui.app import OwlApp
+from owltui.ui.pause_banner import PauseBanner
+from owltui.ui.themes import PACKAGE_THEMES
+
+from .conftest import SIZE, wait_for
+from .test_input import type_text
+from .test_tools_approvals import env_for
+
+pytestmark = pytest.mark.anyio
+
+
+def runtime_app(tmp_path: Path, steps: list[Step]) -> OwlApp:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    runtime = build_runtime(Options(no_session=True, workspace=ws, yes=True),
+                            model=ScriptedModel(steps, name="scripted"), env=env_for(tmp_path))
+    return OwlApp(runtime, theme_dirs=[PACKAGE_THEMES], elapsed=lambda: 3.0, clock=lambda: 100.0,
+                  alt_enter=True)
+
+
+async def test_banner_names_the_frozen_command(tmp_path: Path) -> None:
+    app = runtime_app(tmp_path, [Step(calls=[Call("bash", {"command": "sleep 2; echo woke"})]),
+                                 Step(text="done")])
+    rt: Any = app.runtime
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: rt.freezer is not None and bool(rt.jobs is not None), "runtime")
+        # the command is running once the batch started it
+        for _ in range(200):
+            if rt.agent.running and app.status.state.running and app.conversation.children:
+                break
+            await anyio.sleep(0.01)
+        await anyio.sleep(0.3)
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: rt.gate.frozen, "frozen")
+        banner = app.query_one(PauseBanner)
+        await wait_for(pilot, lambda: rt.freezer.describe() == "1 command frozen", "command frozen")
+        banner.redraw()
+        text = str(banner.render())
+        assert banner.display and "⏸ paused" in text and "1 command frozen" in text
+        assert "running work continues" not in text
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: not rt.gate.paused, "resumed")
+        with anyio.fail_after(15):
+            await rt.agent.wait_idle()
+        await app.action_quit()
+
+
+async def test_banner_says_parked_and_park_only(tmp_path: Path) -> None:
+    app = runtime_app(tmp_path, [Step(text="after the pause")])
+    rt: Any = app.runtime
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await app.run_line("/pause")
+        await type_text(pilot, "start while paused")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "main" in rt.gate.parked, "parked")
+        banner = app.query_one(PauseBanner)
+        banner.redraw()
+        text = str(banner.render())
+        assert "parked: main (before model)" in text and "frozen" not in text
+        await pilot.press("f2")
+        with anyio.fail_after(10):
+            await rt.agent.wait_idle()
+        await app.action_quit()
