@@ -102,7 +102,7 @@ class InterruptNotice(Vertical, can_focus=True):
         if self.decided is not None:
             return
         self.decided = "kept"
-        self._done("kept running (/jobs lists them)")
+        self._done("kept running (the panel above the input lists running jobs)")
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
