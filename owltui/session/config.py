@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from owltui.providers.table import ProviderName
 
@@ -59,6 +59,22 @@ class Config(BaseModel):
     # MCP servers and settings (the [mcp] table; validated by owltui.tools.mcp.McpSettings when the
     # runtime is built, so reading the config never imports the MCP package)
     mcp: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("keys")
+    @classmethod
+    def _known_keys(cls, keys: dict[str, str]) -> dict[str, str]:
+        """``[keys]``: known binding ids, real keys, none taken twice (owltui.session.commands.keys)."""
+        if not keys:
+            return keys
+        from pydantic_core import PydanticCustomError
+
+        from .commands.keys import KeysError, check_keys
+
+        try:
+            check_keys(keys)
+        except KeysError as exc:
+            raise PydanticCustomError("keys", "{reason}", {"reason": str(exc)}) from None
+        return keys
 
 
 # environment variable -> config key (API keys and base URLs are read by the provider resolver)

@@ -3,15 +3,25 @@ layer (``owltui.session.commands``), whose reply it shows, and the presenter dra
 
 ``run_tui(options, prompt)`` is the CLI entry; ``OwlApp(runtime)`` takes any ``Host`` (tests inject
 a ``LocalRuntime`` around a scripted model).
+
+The first screen has a welcome line (model, directory, session, /help); a continued or resumed
+session (``-c``, ``--resume``, ``/sessions``) is drawn again from its history, folded. Keys are
+declared here and in ``prompt_input`` with the ids of ``owltui.session.commands.keys`` (config
+``[keys]`` moves them). Alt+Enter: Textual turns on the kitty keyboard protocol, where the terminal
+has it Alt+Enter is its own key; elsewhere a terminal that sends Alt as Esc sends ESC CR, which
+Textual would read as a plain Enter - ``install_alt_enter`` makes it Alt+Enter - and the footer
+names Ctrl+J, the key every terminal can send.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,20 +32,28 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
+from textual.widget import Widget
 from textual.widgets import Footer
 from textual.worker import Worker
 
 from owltui.agent import events as ev
 from owltui.session.approvals import attach_reviewer
 from owltui.session.commands import Commands, Host, Reply, literal
+from owltui.session.commands.background import background
+from owltui.session.commands.keys import KeysError, check_keys, default_keys, split_keys
+from owltui.session.describe import model_display
+from owltui.session.shell import unescape
 
 from .approval import choose, parse_answer
+from .blocks import WelcomeBlock
 from .conversation import ConversationView
 from .front import TuiFront
+from .history_search import HistorySearchScreen
 from .pause_banner import PauseBanner
 from .picker import PickerScreen
+from .plain import resume_line
 from .presenter import Presenter
-from .prompt_input import CompletionList, PromptInput
+from .prompt_input import CompletionList, MentionSource, PromptInput, needs_words
 from .queue_panel import QueuePanel
 from .status_bar import StatusBar
 from .themes import load_themes
@@ -46,6 +64,48 @@ if TYPE_CHECKING:
 
 DEFAULT_THEME = "owl-dark"
 QUIT_WINDOW = 2.0  # seconds between two Ctrl+C presses that quit
+# terminals that speak the kitty keyboard protocol (Textual enables it): Alt+Enter is its own key
+KITTY_TERMS = {"xterm-kitty", "xterm-ghostty", "foot", "foot-extra", "alacritty", "wezterm"}
+KITTY_PROGRAMS = {"kitty", "WezTerm", "ghostty"}
+KITTY_MARKERS = ("KITTY_WINDOW_ID", "WEZTERM_PANE", "GHOSTTY_RESOURCES_DIR")
+MULTIPLEXERS = ("TMUX", "STY", "ZELLIJ")  # in between: they do not pass the protocol on
+
+
+def alt_enter_distinct(env: Mapping[str, str] | None = None) -> bool:
+    """Whether this terminal tells Alt+Enter apart for sure (the kitty keyboard protocol, no
+    multiplexer in between); elsewhere the footer names Ctrl+J."""
+    env = os.environ if env is None else env
+    if env.get("TEXTUAL_DISABLE_KITTY_KEY") or any(env.get(m) for m in MULTIPLEXERS):
+        return False
+    return env.get("TERM", "") in KITTY_TERMS or env.get("TERM_PROGRAM", "") in KITTY_PROGRAMS or \
+        any(env.get(m) for m in KITTY_MARKERS)
+
+
+class _KeyName:
+    """A key name where Textual's sequence table expects a ``Keys`` member (it reads ``.value``)."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+
+def install_alt_enter() -> None:
+    """ESC CR (Alt+Enter from a terminal that sends Alt as Esc, tmux included) becomes
+    ``alt+enter``: Textual's table maps ESC CR to nothing, so its parser drops the Esc and reports a
+    plain Enter (a follow-up sent as steering)."""
+    from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
+
+    table: dict[str, Any] = ANSI_SEQUENCES_KEYS  # type: ignore[assignment]
+    table.setdefault("\x1b\r", (_KeyName("alt+enter"),))
+
+
+install_alt_enter()
+
+
+def _home(path: Path) -> str:
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
 
 
 class FlushEvents(Message):
@@ -55,7 +115,7 @@ class FlushEvents(Message):
 class MainScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.abort", "Abort", priority=True, id="abort"),
-        Binding("ctrl+c", "app.ctrl_c", "Clear/quit", priority=True, show=False, id="clear"),
+        Binding("ctrl+c", "app.ctrl_c", "Abort/clear/quit", priority=True, show=False, id="clear"),
         Binding("ctrl+d", "app.ctrl_d", "Quit", priority=True, show=False, id="eof"),
         Binding("f2", "app.toggle_pause", "Pause/resume", id="pause"),
         Binding("ctrl+t", "app.pick_requirement", "Require tool", id="require"),
@@ -64,6 +124,8 @@ class MainScreen(Screen[None]):
         Binding("pageup", "app.scroll('up')", "Scroll up", show=False, priority=True, id="scroll_up"),
         Binding("pagedown", "app.scroll('down')", "Scroll down", show=False, priority=True,
                 id="scroll_down"),
+        Binding("ctrl+r", "app.history_search", "History", show=False, id="history_search"),
+        Binding("ctrl+o", "app.toggle_tool", "Expand/collapse", show=False, id="toggle_tool"),
     ]
 
     def __init__(self, app: OwlApp) -> None:
@@ -72,8 +134,10 @@ class MainScreen(Screen[None]):
         self.banner = PauseBanner(app.runtime.gate, app.paused_elapsed, id="banner")
         self.queue_panel = QueuePanel(id="queue")
         self.completions = CompletionList(id="completions")
-        self.input = PromptInput(self.completions, complete=app.commands.complete, id="input")
-        self.status = StatusBar(id="status")
+        self.input = PromptInput(self.completions, complete=app.commands.complete,
+                                 mentions=app.mention_source(), input_history=app.input_history,
+                                 id="input")
+        self.status = StatusBar(id="status", clock=app.clock)
         self._owl = app
 
     def compose(self) -> ComposeResult:
@@ -92,12 +156,18 @@ class MainScreen(Screen[None]):
 class OwlApp(App[int]):
     TITLE = "OwlTUI"
     ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        # declared here (Textual adds one without an id otherwise) so that [keys] can move it
+        Binding("ctrl+p", "command_palette", "palette", show=False, priority=True, id="palette",
+                tooltip="Open the command palette"),
+    ]
 
     def __init__(self, runtime: Host, *, prompt: str | None = None, theme: str | None = None,
                  save_theme: Callable[[str], None] | None = None, keymap: dict[str, str] | None = None,
                  elapsed: Callable[[], float] | None = None, theme_dirs: Iterable[Path] | None = None,
                  max_blocks: int | None = None, cursor_blink: bool = True,
-                 notices: Iterable[str] = ()) -> None:
+                 notices: Iterable[str] = (), clock: Callable[[], float] | None = None,
+                 alt_enter: bool | None = None) -> None:
         super().__init__()
         self.runtime = runtime
         attach_reviewer(runtime)  # approvals carry the policy's notes and the rules "always" saves
@@ -105,7 +175,17 @@ class OwlApp(App[int]):
         self.commands = Commands(runtime, TuiFront(self, self.action_quit))
         self.initial_prompt = prompt
         self.save_theme = save_theme
-        self._owl_keymap = keymap or {}
+        self.clock = clock or time.monotonic  # the status bar's run timer (tests freeze it)
+        self.alt_enter = alt_enter_distinct() if alt_enter is None else alt_enter
+        self._notices = list(notices)  # start-up warnings (the sandbox's notes...), shown once mounted
+        try:
+            self._owl_keymap = check_keys(keymap or {})
+        except KeysError as exc:  # the config checks [keys] first; this is for a keymap passed in
+            self._notices.append(f"{exc}; the default keys apply")
+            self._owl_keymap = {}
+        self._follow_up_keys = split_keys(self._owl_keymap.get("follow_up", "")) or default_keys("follow_up")
+        palette = split_keys(self._owl_keymap.get("palette", "")) or default_keys("palette")
+        self.COMMAND_PALETTE_BINDING = palette[0]  # type: ignore[misc]  # the footer finds the palette by it
         self._elapsed = elapsed
         self._max_blocks = max_blocks
         self._cursor_blink = cursor_blink
@@ -118,7 +198,6 @@ class OwlApp(App[int]):
         self._close_event: anyio.Event | None = None
         self.presenter: Presenter | None = None
         self.ready = False
-        self._notices = list(notices)  # start-up warnings (the sandbox's notes...), shown once mounted
         loaded = load_themes(theme_dirs)
         self.theme_warnings = loaded.warnings
         for t in loaded.themes.values():
@@ -151,6 +230,37 @@ class OwlApp(App[int]):
     def status(self) -> StatusBar:
         return self.main.status
 
+    @property
+    def input_history(self) -> Any:
+        """The host's input history (``InputHistory``), or None."""
+        return getattr(self.runtime, "input_history", None)
+
+    def mention_source(self) -> MentionSource | None:
+        """``@`` completion over the host's workspace files (None: the host lists none)."""
+        completer = getattr(self.runtime, "mentions", None)
+        if completer is None:
+            return None
+
+        def start(load: Callable[[], Awaitable[None]]) -> None:
+            self.run_worker(load(), group="mentions", exit_on_error=False)
+
+        def ready() -> None:
+            if self.is_running and not self._quitting:
+                self.input.refresh_completion()
+
+        return MentionSource(completer, start, ready)
+
+    def get_key_display(self, binding: Binding) -> str:
+        """The follow-up key the footer names: Alt+Enter where the terminal tells it apart, else
+        the other key (Ctrl+J)."""
+        if binding.id == "follow_up":
+            keys = self._follow_up_keys
+            if "alt+enter" in keys and (self.alt_enter or len(keys) == 1):
+                return "alt+⏎"
+            other = [k for k in keys if k != "alt+enter"] or keys
+            return super().get_key_display(replace(binding, key=other[0], key_display=None))
+        return super().get_key_display(binding)
+
     def paused_elapsed(self) -> float:
         if self._elapsed is not None:
             return self._elapsed()
@@ -168,6 +278,10 @@ class OwlApp(App[int]):
         p = self.presenter = Presenter(rt, stats, conversation=main.conversation, status=main.status,
                                        queue=main.queue_panel, banner=main.banner, later=self.call_later,
                                        alive=self._alive)
+        resumed = await self._draw_history()
+        if resumed:
+            n = len(self.agent.history.items())
+            await p.notice(f"resumed session {rt.session_id} ({n} message{'s' if n != 1 else ''})")
         self._unsubscribe += [rt.emitter.subscribe(self._on_event),
                               rt.inbox.subscribe(lambda *_: p.queue_changed()),
                               rt.gate.subscribe(p.gate_changed),
@@ -251,17 +365,48 @@ class OwlApp(App[int]):
             return
         if reply.clear_view:
             await p.reset()
-        await p.say(reply.notice)
+            await self._draw_history()
         pick = reply.pick
-        if pick is not None:
+        if pick is None:
+            await p.say(reply.notice)
+        else:  # the picker shows what the text lists (the text is for front ends without one)
             def chosen(choice: str | None) -> None:
                 if choice:
                     self.call_later(self.run_line, f"/{pick.command} {choice}")
 
-            options = [(o, o) for o in pick.options]
-            self.push_screen(PickerScreen(pick.title, options, highlight=pick.highlight), chosen)
+            labels = tuple(getattr(pick, "labels", ()))
+            if len(labels) != len(pick.options):
+                labels = tuple(pick.options)
+            options = list(zip(pick.options, labels, strict=True))
+            self.push_screen(PickerScreen(pick.title, options, highlight=pick.highlight,
+                                          note=str(getattr(pick, "note", "") or "")), chosen)
         if reply.then is not None:
             self._finish(reply.then)
+        p.redraw_status()  # a command may have changed what it shows (the model, the session)
+
+    def welcome(self) -> str:
+        rt = self.runtime
+        workspace = getattr(rt, "workspace", None) or self.agent.config.workspace
+        sid = rt.session_id
+        session = f"session {sid}" if sid else "session not saved"
+        return (f"OwlTUI · {model_display(rt.model_label)} · {_home(Path(workspace))} · {session} · "
+                "/help for commands and keys")
+
+    async def _draw_history(self) -> bool:
+        """The welcome line, then the conversation so far (a resumed session, a rewind); whether
+        there was one."""
+        p = self.presenter
+        if p is None:
+            return False
+        await self.conversation.add(WelcomeBlock(self.welcome()))
+        history = self.agent.history
+        items = history.items()
+        if not items:
+            return False
+        compaction = getattr(history, "compaction", None)
+        await p.replay(items, compaction() if callable(compaction) else None)
+        self.conversation.follow()  # the end of it in view, as its answers render
+        return True
 
     @work(exclusive=True, group="command")
     async def _finish(self, then: Awaitable[Reply]) -> None:
@@ -289,14 +434,26 @@ class OwlApp(App[int]):
         if answer is not None:  # /allow, /always, /deny: typed in full, a deliberate answer
             await self.show(self._answer(*answer))
             return
+        self._remember(msg.text)
         reply = self.commands.slash(msg.text)
         if reply is None:
             text = literal(msg.text)
             follow_up = msg.lane == "follow_up"
             reply = self.commands.send(text, "follow_up" if follow_up else "prompt")
-            if not follow_up and reply.ok and "queued" not in reply.data and self.presenter is not None:
-                await self.presenter.echo(text)  # shown now: a paused gate parks the run before delivery
+            # a prompt that started a run is shown now (a paused gate parks the run before delivery);
+            # queued messages are shown when delivered, a `!command` as its bash block
+            started = reply.ok and "queued" not in reply.data and "call_id" not in reply.data
+            if not follow_up and started and self.presenter is not None:
+                await self.presenter.echo(unescape(text))
         await self.show(reply)
+
+    def _remember(self, text: str) -> None:
+        history = self.input_history
+        if history is not None:
+            try:
+                history.add(text)
+            except Exception as exc:  # a convenience: never in the way of sending
+                logging.getLogger(__name__).debug("input history: %s", exc)
 
     # ---- approvals: answered only by a deliberate action ------------------------------------
     def _answer(self, decision: str, call_id: str | None = None) -> Reply:
@@ -344,15 +501,20 @@ class OwlApp(App[int]):
     def on_tool_block_approval_closed(self, _msg: ToolBlock.ApprovalClosed) -> None:
         self.input.focus()
 
+    def busy(self) -> bool:
+        """A run, a `!command` or /init is going (what Esc and Ctrl+C stop)."""
+        return self.agent.running or bool(background(self.runtime).keys)
+
     def action_abort(self) -> None:
-        if isinstance(self.focused, ApprovalPrompt):  # Esc on an approval: back to the input
-            self.input.focus()
+        focused = self.focused
+        if focused is not None and focused is not self.input and focused.screen is self.main:
+            self.input.focus()  # Esc on an approval or a block: back to the input (does not abort)
             return
         completions = self.main.completions
         if completions.display:
-            completions.show([])
+            completions.hide()
             return
-        if self.agent.running:
+        if self.busy():
             self._show_later(self.commands.call("abort"))
 
     def action_toggle_pause(self) -> None:
@@ -362,8 +524,8 @@ class OwlApp(App[int]):
         self.call_later(self.run_line, "/require")
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """The command palette: every slash command (those that take an argument without a picker
-        fill the input, the others run)."""
+        """The command palette: every slash command (those that need an argument typed fill the
+        input, the others run)."""
         yield from super().get_system_commands(screen)
 
         def run(line: str) -> Callable[[], None]:
@@ -378,7 +540,7 @@ class OwlApp(App[int]):
             return go
 
         for cmd in self.commands.slash_list:
-            if cmd.args and cmd.pick is None:
+            if needs_words(cmd):
                 yield SystemCommand(f"/{cmd.slash}", cmd.help, prefill(f"/{cmd.slash} "))
             else:
                 yield SystemCommand(f"/{cmd.slash}", cmd.help, run(f"/{cmd.slash}"))
@@ -392,13 +554,54 @@ class OwlApp(App[int]):
         self.input.put_back(entry.text)
 
     async def action_ctrl_c(self) -> None:
+        """During a run: abort it, like Esc (the queue is kept). Idle: clear the input; on an empty
+        input, arm quitting (a second Ctrl+C quits)."""
+        if self.busy():
+            self._last_ctrl_c = 0.0
+            self._show_later(self.commands.call("abort"))
+            return
+        if self.input.text:
+            self._last_ctrl_c = 0.0
+            self.input.clear()
+            self.main.completions.hide()
+            return
         now = time.monotonic()
         if now - self._last_ctrl_c < QUIT_WINDOW:
             await self.action_quit()
             return
         self._last_ctrl_c = now
-        self.input.clear()
         self.notify("Press Ctrl+C again to quit", timeout=QUIT_WINDOW)
+
+    def action_history_search(self) -> None:
+        """Ctrl+R: search the input history; the entry chosen goes into the input."""
+        history = self.input_history
+        if history is None:
+            self.notify("no input history here")
+            return
+
+        def chosen(text: str | None) -> None:
+            if text is not None:
+                self.input.recall(text)
+            self.input.focus()
+
+        self.push_screen(HistorySearchScreen(lambda query, limit: history.search(query, limit),
+                                             self.input.text.strip()), chosen)
+
+    def action_toggle_tool(self) -> None:
+        """Ctrl+O: expand or collapse the tool block that has the focus, else the last one."""
+        blocks = list(self.conversation.query(ToolBlock))
+        if not blocks:
+            self.notify("no tool block to expand")
+            return
+        target = blocks[-1]
+        node = self.focused
+        while node is not None:
+            if isinstance(node, ToolBlock):
+                target = node
+                break
+            node = node.parent if isinstance(node.parent, Widget) else None
+        target.collapsed = not target.collapsed
+        self.call_after_refresh(target.scroll_visible, animate=False)
 
     async def action_ctrl_d(self) -> None:
         if not self.input.text:
@@ -484,4 +687,7 @@ def run_tui(options: Options, prompt: str | None = None) -> int:
         route[0] = to_stderr
         for line in app.unshown_notices():
             to_stderr(line)
+    resume = resume_line(runtime)
+    if resume:
+        print(resume)
     return int(result or 0)

@@ -1,19 +1,24 @@
-"""Conversation blocks: inputs (marked with their lane), streamed assistant Markdown, thinking, notices."""
+"""Conversation blocks: inputs (marked with their lane) and their attachments, streamed assistant
+Markdown, thinking, notices, and the welcome line."""
 
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 import time
 
 from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.markup import escape
 from textual.widgets import Collapsible, Static
 
 from .markdown_lines import MarkdownLines, render_markdown
 from .text import StreamCleaner, clean
 
+_PATH_ATTR = re.compile(r'<(?:file|directory) path="([^"]*)">')
 LANE_LABELS = {
     "user": "you",
     "steer": "steer",
@@ -51,6 +56,35 @@ class InputBlock(Static):
         self.text = text
 
 
+class AttachmentsBlock(Collapsible):
+    """The files an ``@`` mention attached to the message above it: collapsed, the paths in the title."""
+
+    DEFAULT_CSS = """
+    AttachmentsBlock { margin: 0; border: none; padding: 0 0 0 1; background: transparent; }
+    AttachmentsBlock Static { color: $text-muted; }
+    """
+
+    def __init__(self, blocks: list[str]) -> None:
+        self.blocks = blocks
+        self.paths = [html.unescape(m.group(1)) for b in blocks if (m := _PATH_ATTR.match(b))]
+        more = len(self.paths) - 4
+        shown = ", ".join(self.paths[:4]) + (f" and {more} more" if more > 0 else "")
+        body = Static(Text(clean("\n\n".join(blocks))), markup=False)
+        super().__init__(body, title=escape(f"attached: {shown}"), collapsed=True)
+
+
+class WelcomeBlock(Static):
+    """OwlTUI's first line: the model, the directory, the session, and where help is."""
+
+    DEFAULT_CSS = """
+    WelcomeBlock { margin: 0; padding: 0 1; color: $text-muted; }
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(Text(clean(text)))
+        self.text = text
+
+
 class NoticeBlock(Static):
     """A line from OwlTUI itself: info, warnings and errors (never from the model)."""
 
@@ -83,6 +117,10 @@ class ThinkingBlock(Collapsible):
     def append(self, text: str) -> None:
         self._text += clean(text)
         self._body.update(Text(self._text))
+
+    @property
+    def text(self) -> str:
+        return self._text
 
 
 class AssistantBlock(Vertical):

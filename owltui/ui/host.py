@@ -2,14 +2,17 @@
 front ends use, without sessions, real tools, permissions or model switching).
 
 The real runtime is ``owltui.session.runtime.Runtime``. Here switching models and compaction raise
-``Unavailable`` (the command layer words that for the user); approvals exist but nothing asks.
+``Unavailable`` (the command layer words that for the user); approvals exist but nothing asks. The
+input history lives in memory unless a directory is given; ``@`` completion lists the workspace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from functools import cached_property
+from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup
@@ -24,15 +27,50 @@ from owltui.session.commands import Unavailable
 from owltui.session.sessions import SessionInfo
 from owltui.session.stats import RunStats
 
+if TYPE_CHECKING:
+    from owltui.session.input_history import InputHistory
+    from owltui.session.mentions import MentionCompleter
+
+
+class MemoryInputHistory:
+    """``InputHistory``'s reading and writing, in memory (nothing outlives the process)."""
+
+    def __init__(self, entries: list[str] | None = None) -> None:
+        self._entries = list(entries or [])
+
+    def entries(self) -> list[str]:
+        return list(self._entries)
+
+    def add(self, text: str) -> bool:
+        if not text.strip() or (self._entries and self._entries[-1] == text):
+            return False
+        self._entries.append(text)
+        return True
+
+    def search(self, substring: str, limit: int | None = None) -> list[str]:
+        needle = substring.casefold()
+        out: list[str] = []
+        for text in reversed(self._entries):
+            if text not in out and needle in text.casefold():
+                out.append(text)
+                if limit is not None and len(out) >= limit:
+                    break
+        return out
+
 
 class LocalRuntime:
     """An agent bound to a task group; no session. ``gate`` defaults to a private one. Like the real
     runtime it reports the gate's changes as ``paused`` / ``resumed`` events while it runs."""
 
     def __init__(self, model: Model, *, tools: list[Any] | None = None, gate: PauseGate | None = None,
-                 max_rounds: int = 40, label: str | None = None) -> None:
+                 max_rounds: int = 40, label: str | None = None, workspace: Path | None = None,
+                 history_dir: Path | None = None) -> None:
         self.gate = gate or PauseGate()
-        self.agent = Agent(LoopConfig(model=model, tools=tools or [], max_rounds=max_rounds), gate=self.gate)
+        config = LoopConfig(model=model, tools=tools or [], max_rounds=max_rounds)
+        if workspace is not None:
+            config.workspace = workspace
+        self.agent = Agent(config, gate=self.gate)
+        self._history_dir = history_dir
         self.emitter = self.agent.emitter
         self.inbox = self.agent.inbox
         self.requirement = self.agent.requirement
@@ -43,6 +81,24 @@ class LocalRuntime:
         self.session_id: str | None = None
         self._tg: TaskGroup | None = None
         self._stop_gate = lambda: None
+
+    @property
+    def workspace(self) -> Path:
+        return self.agent.config.workspace
+
+    @cached_property
+    def input_history(self) -> InputHistory | MemoryInputHistory:
+        if self._history_dir is None:
+            return MemoryInputHistory()
+        from owltui.session.input_history import InputHistory
+
+        return InputHistory(self.workspace, self._history_dir)
+
+    @cached_property
+    def mentions(self) -> MentionCompleter:
+        from owltui.session.mentions import MentionCompleter
+
+        return MentionCompleter(self.workspace)
 
     def tool_names(self) -> list[str]:
         return sorted(self.agent.config.all_tools())

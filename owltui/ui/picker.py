@@ -1,7 +1,9 @@
-"""A small modal list picker (tools for /require, themes for /theme). Esc cancels."""
+"""A small modal list picker (tools for /require, themes for /theme, models for /model, sessions for
+/sessions...). Each option is (value, label); a note may stand under the list. Esc cancels."""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -23,20 +25,26 @@ class PickerScreen(ModalScreen[str | None]):
     }
     PickerScreen Label { padding: 0 0 1 0; text-style: bold; }
     PickerScreen OptionList { height: auto; max-height: 20; border: none; }
+    PickerScreen .note { padding: 1 0 0 0; text-style: none; color: $text-muted; }
+    PickerScreen.-wide > Vertical { width: 90%; max-width: 120; }
     """
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, options: list[tuple[str, str]], highlight: str | None = None) -> None:
-        super().__init__()
+    def __init__(self, title: str, options: list[tuple[str, str]], highlight: str | None = None,
+                 note: str = "") -> None:
+        super().__init__(classes="-wide" if any(len(label) > 54 for _, label in options) else "")
         self.title_text = title
         self.options = options
         self.highlight = highlight
+        self.note = note
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self.title_text)
-            yield OptionList(*[Option(label, id=value) for value, label in self.options])
+            yield OptionList(*[Option(Text(label), id=value) for value, label in self.options])
+            if self.note:
+                yield Label(self.note, classes="note", markup=False)
 
     def on_mount(self) -> None:
         ol = self.query_one(OptionList)

@@ -1,7 +1,8 @@
 """Plain mode (``owltui --plain``): a prompt-toolkit REPL for terminals where a full-screen app is
 unwelcome. Same agent and commands: Enter sends a prompt when idle and steering while the answer
-streams (output is printed above the prompt through ``patch_stdout``); Ctrl+C aborts a run; Ctrl+D
-quits; every slash command but /theme. An approval is printed whole (``approval.plain_lines``) and
+streams (output is printed above the prompt through ``patch_stdout``); Alt+Enter (Esc then Enter)
+or ``/followup TEXT`` queues a follow-up; Ctrl+C aborts a run; Ctrl+D quits (and prints how to resume
+the session); every slash command but /theme. An approval is printed whole (``approval.plain_lines``) and
 answered only by ``/allow``, ``/always`` or ``/deny`` (optionally followed by the call id): a typed
 line such as ``y`` or ``actually, no`` is a message, never an answer.
 """
@@ -143,7 +144,8 @@ class PlainFront:
     label = "plain mode"
     capabilities: frozenset[str] = frozenset()
     abort_key = "Ctrl+C"
-    keys_help = ("Enter: prompt (steering while a run goes) · Ctrl+C: abort the run · Ctrl+D: quit\n"
+    keys_help = ("Enter: prompt (steering while a run goes) · Alt+Enter (or Esc, Enter) or /followup TEXT: "
+                 "a follow-up · Ctrl+C: abort the run · Ctrl+D: quit\n"
                  "/allow, /always, /deny [CALL_ID]: answer the oldest waiting approval (or that one); "
                  "a typed line is never an answer")
     themes = None
@@ -168,13 +170,14 @@ class PlainRepl:
         self.history_file = history_file
         self._quit_pressed = 0.0
         self._later: list[Awaitable[Reply]] = []
+        self._lane = "prompt"  # set to "follow_up" by Alt+Enter for the line being submitted
 
     @property
     def done(self) -> bool:
         return self.front.done
 
-    def handle(self, text: str) -> None:
-        """One submitted line."""
+    def handle(self, text: str, lane: str = "prompt") -> None:
+        """One submitted line (``lane``: ``"follow_up"`` when sent with Alt+Enter)."""
         stripped = text.strip()
         answer = parse_answer(stripped)
         if answer is not None:
@@ -184,9 +187,12 @@ class PlainRepl:
             return
         reply = self.commands.slash(stripped)
         if reply is None:
-            reply = self.commands.send(literal(text))
+            follow_up = lane == "follow_up"
+            reply = self.commands.send(literal(text), "follow_up" if follow_up else "prompt")
             if "queued" in reply.data:
                 self.write("· queued as steering")
+            elif follow_up and reply.ok and self.agent.running:
+                self.write("· queued as a follow-up")
             if self.runtime.approvals.pending():
                 self.write("· that was a message, not an answer: /allow, /always or /deny answers "
                            "the approval")
@@ -205,8 +211,15 @@ class PlainRepl:
 
     def show(self, reply: Reply) -> None:
         pick = reply.pick
-        if pick is not None:
-            self.write(f"{pick.title}: {', '.join(pick.options)}  (/{pick.command} followed by one of them)")
+        if pick is not None and not reply.text:  # (a text that comes with a pick lists the same)
+            labels = tuple(getattr(pick, "labels", ()))
+            if len(labels) == len(pick.options) and labels != tuple(pick.options):
+                self.write(f"{pick.title} (/{pick.command} followed by the first word):")
+                for label in labels:
+                    self.write(f"  {label}")
+            else:
+                self.write(f"{pick.title}: {', '.join(pick.options)}  (/{pick.command} followed by one of "
+                           "them)")
         self.printer.notice(reply.notice)
         if reply.then is not None:
             self._later.append(reply.then)
@@ -215,6 +228,20 @@ class PlainRepl:
         """Wait for the rest of slow commands (``/compact``) and show their replies."""
         while self._later:
             self.show(await self._later.pop(0))
+
+    def key_bindings(self) -> Any:
+        """Alt+Enter (ESC CR: every terminal that sends Alt as Esc, or Esc then Enter) submits the
+        line as a follow-up."""
+        from prompt_toolkit.key_binding import KeyBindings
+
+        kb = KeyBindings()
+
+        @kb.add("escape", "enter")
+        def _follow_up(event: Any) -> None:
+            self._lane = "follow_up"
+            event.current_buffer.validate_and_handle()
+
+        return kb
 
     def _prompt_text(self) -> str:
         if self.runtime.gate.paused:
@@ -232,6 +259,8 @@ class PlainRepl:
                 self.history_file.parent.mkdir(parents=True, exist_ok=True)
                 history = FileHistory(str(self.history_file))
             session = PromptSession(history=history)
+        if getattr(session, "key_bindings", None) is None:
+            session.key_bindings = self.key_bindings()
         unsubscribe = self.runtime.emitter.subscribe(self.printer)
         try:
             async with self.runtime:
@@ -255,7 +284,8 @@ class PlainRepl:
                             continue
                         except EOFError:
                             break
-                        self.handle(line)
+                        lane, self._lane = self._lane, "prompt"
+                        self.handle(line, lane)
                         await self.finish_commands()
         finally:
             unsubscribe()
@@ -276,4 +306,18 @@ def run_plain(options: Options, prompt: str | None = None) -> int:
     from owltui.session.paths import data_dir
 
     repl = PlainRepl(runtime, history_file=data_dir(runtime.env) / "plain_history")
-    return anyio.run(repl.run, prompt)
+    code = anyio.run(repl.run, prompt)
+    resume = resume_line(runtime)
+    if resume:
+        print(resume)
+    return code
+
+
+def resume_line(runtime: Any) -> str | None:
+    """What to type to come back to this session (None when nothing was saved)."""
+    sid = runtime.session_id
+    store = getattr(runtime, "store", None)
+    path = getattr(store, "path", None)
+    if not sid or not isinstance(path, Path) or not path.exists():
+        return None
+    return f"Resume this session with: owltui --resume {sid}"

@@ -3,23 +3,32 @@
 It is given the widgets it updates — the conversation, the status bar, the queue panel, the pause
 banner — and the host it reads; it knows nothing of the app. Events go through a dispatch table keyed
 by event type. Notice wording comes from ``owltui.session.describe``; the status bar's counters from
-the host's ``RunStats``.
+the host's ``RunStats``, its context figure from the last response's usage over the model's window.
+
+``replay(items)`` draws a saved conversation (``-c``, ``--resume``, ``/sessions``, a rewind): messages,
+attachments and tool blocks, folded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from owltui.agent import events as ev
+from owltui.agent.history import CompactionMark
+from owltui.agent.messages import AssistantMessage, Item, ToolResult, UserMessage
 from owltui.agent.requirement import SoftRequirement
 from owltui.session.approvals import Pending
 from owltui.session.commands import Host
+from owltui.session.commands.models import context_window
 from owltui.session.describe import Notice, describe, model_display, requirement_outcome
+from owltui.session.mentions import split_attachments
+from owltui.session.shell import SOURCE as SHELL_SOURCE
+from owltui.session.shell import context_message
 from owltui.session.stats import RunStats
 
 from .approval import build_view
-from .blocks import AssistantBlock, InputBlock, NoticeBlock, ThinkingBlock
+from .blocks import AssistantBlock, AttachmentsBlock, InputBlock, NoticeBlock, ThinkingBlock
 from .conversation import ConversationView
 from .pause_banner import PauseBanner
 from .queue_panel import QueuePanel
@@ -28,6 +37,12 @@ from .tool_block import ToolBlock
 
 Later = Callable[..., Any]  # run a callback (sync or async) on the UI's loop after this one
 SUBAGENT_SHOWN = (ev.ToolStart, ev.ToolEnd, ev.ApprovalRequest)  # the rest stays out of the view
+SHELL_CONTEXT = context_message("\0", "").split("\0", 1)[0]  # how a `!command` reaches the model
+REPLAY_ITEMS = 200  # a resumed transcript draws at most the last this many items (~0.5 s)
+# compaction's events (owltui.agent.events; absent from an agent that does not compact)
+COMPACTION_EVENTS: tuple[type[ev.Event], ...] = tuple(
+    t for t in (getattr(ev, n, None) for n in ("CompactionStart", "Compaction", "CompactionFailed"))
+    if isinstance(t, type))
 
 
 class Presenter:
@@ -44,7 +59,9 @@ class Presenter:
         self._assistant: AssistantBlock | None = None
         self._thinking: ThinkingBlock | None = None
         self._tools: dict[str, ToolBlock] = {}
-        self._echoed: list[str] = []  # prompts already drawn, whose ``input`` event is not drawn again
+        # prompts already drawn, whose ``input`` event is not drawn again (only their attachments)
+        self._echoed: list[tuple[str, InputBlock]] = []
+        self.context_tokens: int | None = None  # the last request's size (its reported input + output)
         self._steps: dict[type[ev.Event], Callable[[Any], Awaitable[None]]] = {
             ev.AgentStart: self._agent_start,
             ev.InputEvent: self._input,
@@ -62,6 +79,7 @@ class Presenter:
             ev.JobStarted: self._job,
             ev.JobFinished: self._job,
             ev.AgentEnd: self._agent_end,
+            **dict.fromkeys(COMPACTION_EVENTS, self._compaction),
         }
 
     # ---- events --------------------------------------------------------------------------
@@ -90,10 +108,27 @@ class Presenter:
         self._assistant = None
 
     async def _input(self, e: ev.InputEvent) -> None:
-        if e.lane == "user" and self._echoed and self._echoed[0] == e.text:
-            self._echoed.pop(0)
-        else:
-            await self.conversation.add(InputBlock(e.lane, e.text))
+        typed, blocks = split_attachments(e.text)
+        if e.lane == "user" and self._echoed and self._echoed[0][0] == typed:
+            _, echoed = self._echoed.pop(0)
+            if blocks and echoed.parent is not None:
+                await self.conversation.mount(AttachmentsBlock(blocks), after=echoed)
+            return
+        await self._message(e.lane, e.text)
+
+    async def _message(self, lane: str, text: str, source: str = "") -> None:
+        """A message in the conversation: its typed text, then its attachments (folded); a
+        ``!command`` given to the model is one line (its output is in the bash block above)."""
+        if text.startswith(SHELL_CONTEXT) or source == SHELL_SOURCE:
+            command = text[len(SHELL_CONTEXT):].split("\n", 1)[0] if text.startswith(SHELL_CONTEXT) else ""
+            await self.conversation.add(InputBlock(lane, f"$ {command}  (the command and its output go to "
+                                                         "the model)"))
+            return
+        typed, blocks = split_attachments(text)
+        block = InputBlock(lane, typed)
+        await self.conversation.add(block)
+        if blocks:
+            await self.conversation.add(AttachmentsBlock(blocks))
 
     async def _message_start(self, _e: ev.MessageStart) -> None:
         self._assistant = None
@@ -107,6 +142,8 @@ class Presenter:
             self._thinking.append(e.thinking)
 
     async def _message_end(self, e: ev.MessageEnd) -> None:
+        if e.usage.input_tokens:
+            self.context_tokens = e.usage.input_tokens + e.usage.output_tokens
         await self._end_assistant(e.text)
         self._thinking = None
         for call in e.tool_calls:
@@ -137,6 +174,17 @@ class Presenter:
     async def _describe(self, e: ev.Event) -> None:
         await self.say(describe(e))
 
+    async def _compaction(self, e: Any) -> None:
+        after = getattr(e, "tokens_after", None)
+        if isinstance(after, int):
+            self.context_tokens = after
+        if getattr(e, "reason", "") == "manual":
+            return  # /compact's own reply says it
+        notice = describe(e)
+        if notice is None:  # worded here until owltui.session.describe words it
+            notice = _compaction_notice(e)
+        await self.say(notice)
+
     async def _job(self, e: ev.JobStarted | ev.JobFinished) -> None:
         await self.say(describe(e))
         self.queue_changed()
@@ -162,10 +210,11 @@ class Presenter:
         if block is not None:
             block.end()
 
-    async def _tool_block(self, call_id: str, name: str, arguments: dict[str, Any]) -> ToolBlock:
+    async def _tool_block(self, call_id: str, name: str, arguments: dict[str, Any],
+                          collapsed: bool = False) -> ToolBlock:
         block = self._tools.get(call_id)
         if block is None:
-            block = ToolBlock(call_id, name, arguments)
+            block = ToolBlock(call_id, name, arguments, collapsed=collapsed)
             self._tools[call_id] = block
             await self.conversation.add(block)
         return block
@@ -184,17 +233,63 @@ class Presenter:
         if notice is not None:
             await self.notice(notice.text, notice.kind)
 
-    async def echo(self, text: str) -> None:
+    async def echo(self, text: str) -> InputBlock:
         """Draw a prompt as sent (a paused gate parks the run before it is delivered)."""
-        self._echoed.append(text)
-        await self.conversation.add(InputBlock("user", text))
+        block = InputBlock("user", text)
+        self._echoed.append((text, block))
+        await self.conversation.add(block)
+        return block
 
     async def reset(self) -> None:
-        """An empty conversation (``/new``)."""
+        """An empty conversation (``/new``, before a replay)."""
         self._tools.clear()
         self._echoed.clear()
         self._assistant = self._thinking = None
+        self.context_tokens = None
+        self.conversation.pruned = 0
         await self.conversation.remove_children()
+
+    async def replay(self, items: Sequence[Item], compaction: CompactionMark | None = None,
+                     limit: int = REPLAY_ITEMS) -> int:
+        """Draw a saved conversation: messages with their attachments folded, answers as Markdown,
+        thinking and tool blocks folded; where a compaction cut, a line says so. At most the last
+        ``limit`` items; returns how many were left out."""
+        start = max(0, len(items) - limit)
+        if start:
+            await self.notice(f"… {start} earlier messages not shown")
+        answers: list[tuple[AssistantBlock, str]] = []
+        for i in range(start, len(items)):
+            item = items[i]
+            if compaction is not None and i == compaction.first_kept and i > 0:
+                await self.notice("— compacted here: the model sees a summary of what is above —")
+            if isinstance(item, UserMessage) and item.text.startswith(SHELL_CONTEXT):
+                command, _, output = item.text[len(SHELL_CONTEXT):].partition("\n")
+                shell = await self._tool_block(f"shell-replay-{i}", "bash", {"command": command}, True)
+                shell.finish("ok", output, collapse=True)  # a `!command` the user ran
+            elif isinstance(item, UserMessage):
+                await self._message(item.lane, item.text, item.source)
+            elif isinstance(item, AssistantMessage):
+                if item.thinking_text.strip():
+                    thinking = ThinkingBlock()
+                    await self.conversation.add(thinking)
+                    thinking.append(item.thinking_text)
+                if item.text.strip() or item.error:
+                    answer = AssistantBlock()
+                    await self.conversation.add(answer)
+                    answers.append((answer, item.text or f"({item.error})"))
+                for call in item.tool_calls:  # folded from the start (folding later scrolls to it)
+                    await self._tool_block(call.id, call.name, call.arguments, collapsed=True)
+                if item.usage.input_tokens:
+                    self.context_tokens = item.usage.input_tokens + item.usage.output_tokens
+            elif isinstance(item, ToolResult):
+                tool = await self._tool_block(item.call_id, item.name, {}, collapsed=True)
+                tool.finish(item.status, item.content, collapse=True)
+        for block, text in answers:  # Markdown once mounted (each block renders at its width)
+            block.feed(text)
+            block.end()
+        self._assistant = self._thinking = None
+        self.redraw_status()
+        return start
 
     # ---- the host's other news -----------------------------------------------------------
     def redraw_status(self) -> None:
@@ -212,6 +307,9 @@ class Presenter:
         st.escalation = stats.escalation
         st.steer, st.follow_up = stats.queued["steer"], stats.queued["follow_up"]
         st.jobs = len(stats.jobs)
+        window = context_window(host)
+        used = self.context_tokens
+        st.context = None if used is None or not window else min(999, round(100 * used / window))
         self.status.redraw()
 
     def queue_changed(self) -> None:
@@ -236,3 +334,16 @@ class Presenter:
     def approval_changed(self, action: str, pending: Pending) -> None:
         if action in ("withdrawn", "answered"):
             self._answered(pending.call_id)
+
+
+def _compaction_notice(e: Any) -> Notice:
+    before, after = getattr(e, "tokens_before", None), getattr(e, "tokens_after", None)
+    how = "automatically, near the context window" if getattr(e, "reason", "") == "auto" else "on request"
+    if type(e).__name__ == "CompactionStart":
+        size = f" (~{before:,} tokens)" if isinstance(before, int) else ""
+        return Notice(f"compacting the conversation {how}{size}…")
+    if type(e).__name__ == "CompactionFailed":
+        stop = "; automatic compaction is off for this session" if getattr(e, "stopped", False) else ""
+        return Notice(f"compaction failed: {getattr(e, 'error', '')}{stop}", "warning")
+    sizes = f": ~{before:,} → ~{after:,} tokens" if isinstance(before, int) and isinstance(after, int) else ""
+    return Notice(f"compacted the conversation {how}{sizes}", "success")

@@ -1,13 +1,20 @@
-"""The status line: model, tokens, cache hits, cost, round, pause, requirement, queue, jobs."""
+"""The status line: model, a spinner and the time the run has taken while it works, context used (% of
+the model's window), tokens, cache hits, cost, round, pause, requirement, queue, jobs."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from rich.text import Text
+from textual.timer import Timer
 from textual.widgets import Static
 
 from owltui.agent.requirement import MAX_ESCALATIONS
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+TICK = 0.1  # seconds per spinner frame
 
 
 @dataclass
@@ -26,10 +33,18 @@ class StatusState:
     steer: int = 0
     follow_up: int = 0
     jobs: int = 0
+    context: int | None = None  # % of the model's context window the last request used
 
 
 def _k(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
+
+
+def _elapsed(seconds: float) -> str:
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    return f"{s // 60}m {s % 60:02d}s" if s < 3600 else f"{s // 3600}h {s // 60 % 60:02d}m"
 
 
 class StatusBar(Static):
@@ -42,23 +57,50 @@ class StatusBar(Static):
     }
     """
 
-    def __init__(self, id: str | None = None) -> None:
+    def __init__(self, id: str | None = None, clock: Callable[[], float] | None = None) -> None:
         super().__init__("", id=id)
         self.state = StatusState()
-        self._drawn: StatusState | None = None
+        self.clock = clock or time.monotonic
+        self._drawn: tuple[StatusState, int, int] | None = None
+        self._started: float | None = None  # when the run began (the clock's time)
+        self._timer: Timer | None = None
 
     def on_mount(self) -> None:
         self.redraw()
 
+    def _tick(self) -> tuple[int, int]:
+        """(spinner frame, whole seconds) of the run going."""
+        if self._started is None:
+            return 0, 0
+        took = max(0.0, self.clock() - self._started)
+        return int(took / TICK) % len(SPINNER), int(took)
+
     def redraw(self) -> None:
-        """Redraw if the state changed since the last draw (called once per batch of agent events)."""
+        """Redraw if the state changed since the last draw (called once per batch of agent events, and
+        by the spinner's timer while a run goes)."""
         s = self.state
-        if s == self._drawn:
+        if s.running:
+            if self._started is None:
+                self._started = self.clock()
+            if self._timer is None and self.is_mounted:
+                self._timer = self.set_interval(TICK, self.redraw, name="spinner")
+        else:
+            self._started = None
+            if self._timer is not None:
+                self._timer.stop()
+                self._timer = None
+        frame, seconds = self._tick()
+        if self._drawn is not None and self._drawn == (s, frame, seconds):
             return
-        self._drawn = replace(s)
+        self._drawn = (replace(s), frame, seconds)
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(s.model, style="bold")
-        t.append("  working" if s.running else "  idle", style="bold" if s.running else "")
+        if s.running:
+            t.append(f"  {SPINNER[frame]} working {_elapsed(seconds)}", style="bold")
+        else:
+            t.append("  idle")
+        if s.context is not None:
+            t.append(f"  ctx {s.context}%", style="bold" if s.context >= 80 else "")
         t.append(f"  ↑{_k(s.tokens_in)} ↓{_k(s.tokens_out)}")
         t.append(f"  cache {_k(s.cache_read)}")
         t.append(f"  ${s.cost:.4f}" if s.cost < 1 else f"  ${s.cost:.2f}")

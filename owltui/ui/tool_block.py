@@ -144,7 +144,7 @@ class ToolBlock(Collapsible):
     class ApprovalClosed(Message):
         """The focused approval went away (answered elsewhere, withdrawn): focus goes back to the input."""
 
-    def __init__(self, call_id: str, name: str, arguments: dict[str, Any]) -> None:
+    def __init__(self, call_id: str, name: str, arguments: dict[str, Any], collapsed: bool = False) -> None:
         self._before_approval = "pending"
         self.call_id = call_id
         self.tool_name = name
@@ -165,7 +165,7 @@ class ToolBlock(Collapsible):
         else:
             self._args_view.display = False
         self.has_diff = diff is not None
-        super().__init__(self._args_view, self._out_view, title=self._make_title(), collapsed=False)
+        super().__init__(self._args_view, self._out_view, title=self._make_title(), collapsed=collapsed)
 
     def _make_title(self) -> str:
         summary = summarize_args(self.tool_name, self.arguments)
@@ -186,12 +186,21 @@ class ToolBlock(Collapsible):
         self._output = (self._output + clean(text))[-MAX_OUTPUT_CHARS:]
         self._show_output(tail=True)
 
-    def finish(self, status: str, output: str) -> None:
+    @property
+    def by_user(self) -> bool:
+        """A ``!command`` the user ran (its output stays open: the user asked to see it)."""
+        return self.call_id.startswith("shell-")
+
+    def finish(self, status: str, output: str, collapse: bool | None = None) -> None:
+        """The call ended. ``collapse``: fold it (default: a successful call without a diff, not the
+        user's own ``!command``)."""
         self._output = clean(output)[-MAX_OUTPUT_CHARS:]
         self._show_output(tail=status == "ok")
         self.answered()
         self.set_status(status)
-        if status == "ok" and not self.has_diff:
+        if collapse is None:
+            collapse = status == "ok" and not self.has_diff and not self.by_user
+        if collapse:
             self.collapsed = True
 
     def _show_output(self, tail: bool) -> None:

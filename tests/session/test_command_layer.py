@@ -15,7 +15,7 @@ from owltui.session.commands.table import rpc_commands
 from owltui.ui.host import LocalRuntime
 
 ROOT = Path(__file__).resolve().parents[2]
-SLASH = ["pause", "resume", "queue", "now", "require", "model", "sessions", "new", "compact", "init", "undo",
+SLASH = ["followup", "pause", "resume", "queue", "now", "require", "model", "sessions", "new", "compact", "init", "undo",
          "rewind", "mcp", "theme", "help", "quit"]
 # CONTRACTS section 2, in its order (plus `shell`, issue 13: what `!command` runs; the queue commands,
 # checkpoints, rewind and mcp_status of section 6)

@@ -19,12 +19,16 @@ from owltui.ui.host import LocalRuntime
 from owltui.ui.themes import PACKAGE_THEMES
 
 SIZE = (100, 32)
+WORKSPACE = Path("/srv/project")  # shown in the welcome line (snapshots): the same everywhere
 
 
-def make_app(steps: list[Step] | None = None, *, tools: list[Any] | None = None, **kw: Any) -> OwlApp:
-    runtime = LocalRuntime(ScriptedModel(steps or [], name="scripted"), tools=tools)
+def make_app(steps: list[Step] | None = None, *, tools: list[Any] | None = None,
+             workspace: Path = WORKSPACE, **kw: Any) -> OwlApp:
+    runtime = LocalRuntime(ScriptedModel(steps or [], name="scripted"), tools=tools, workspace=workspace)
     kw.setdefault("theme_dirs", [PACKAGE_THEMES])
     kw.setdefault("elapsed", lambda: 12.0)
+    kw.setdefault("clock", lambda: 100.0)  # the status bar's run timer stands still: 0s, one frame
+    kw.setdefault("alt_enter", True)
     return OwlApp(runtime, **kw)
 
 
@@ -88,4 +92,6 @@ def make_runtime_app(steps: list[Step], workspace: Path, env: dict[str, str], **
                             model=ScriptedModel(steps, name="scripted"), env=env)
     kw.setdefault("theme_dirs", [PACKAGE_THEMES])
     kw.setdefault("elapsed", lambda: 12.0)
+    kw.setdefault("clock", lambda: 100.0)
+    kw.setdefault("alt_enter", True)
     return OwlApp(runtime, **kw)

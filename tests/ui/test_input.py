@@ -114,16 +114,38 @@ async def test_escape_aborts_and_keeps_queue() -> None:
 
 
 async def test_ctrl_c_clears_then_quits() -> None:
+    """Idle: Ctrl+C clears the input; on the empty input it arms quitting, and a second one quits."""
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         await type_text(pilot, "draft")
         await pilot.press("ctrl+c")
         assert app.input.text == ""
-        assert app.is_running
+        await pilot.press("ctrl+c")  # arms
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: app.return_code is not None, "quit")
     assert app.return_code == 0
+
+
+async def test_ctrl_c_during_a_run_aborts_it_and_keeps_the_queue() -> None:
+    gate = anyio.Event()
+    app = make_app([Step(text="never", gate=gate)])
+    async with app.run_test(size=SIZE) as pilot:
+        await start_run(pilot, app)
+        await type_text(pilot, "later")
+        await pilot.press("ctrl+j")
+        await type_text(pilot, "draft")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: not app.agent.running, "abort")
+        await wait_for(pilot, lambda: "aborted; 1 queued message kept" in
+                       [b.text for b in app.conversation.query(NoticeBlock)], "the abort notice")
+        assert app.runtime.inbox.texts("follow_up") == ["later"]
+        assert app.input.text == "draft" and app.is_running  # the draft stays, nothing armed
+        await pilot.press("ctrl+c")  # idle now: clears the draft
+        assert app.input.text == "" and app.return_code is None
+        await app.action_quit()
 
 
 async def test_ctrl_d_quits_only_when_empty() -> None:

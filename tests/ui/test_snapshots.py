@@ -88,7 +88,8 @@ def test_paused_banner(snap_compare: Any) -> None:
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
 
-def test_approval_prompt(snap_compare: Any, tmp_path: Path) -> None:
+def test_approval_prompt(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # the welcome line names the workspace as ~/ws
     ws = tmp_path / "ws"
     ws.mkdir()
     app = make_runtime_app([Step(text="I need to run a command.", calls=[Call("bash", {"command": "make test"})])],

@@ -1,7 +1,10 @@
 """OwlTUI in a real terminal (tmux) against a loopback OpenAI-compatible SSE server: a prompt streams,
 steering typed mid-stream reaches the model, /pause and /resume, Esc aborts a long stream; an approval
 shows the whole command, a sentence typed while it waits lands in the input (tmux sends it in one
-burst) and answers nothing, Ctrl+G then y answers; the sandbox's start-up note is on screen."""
+burst) and answers nothing, Ctrl+G then y answers; the sandbox's start-up note is on screen. The daily
+driver: the welcome line, Up recalls the last prompt, `!echo hi` shows its output, Alt+Enter (ESC CR
+in tmux) queues a follow-up, Ctrl+C stops a streaming run and the app stays, quitting prints the
+resume command and `-c` draws the transcript again."""
 
 from __future__ import annotations
 
@@ -149,6 +152,89 @@ def test_approval_in_tmux(tmp_path: Path) -> None:
         assert len(server.requests) == 2
         assert any("from-tmux" in str(m.get("content")) for m in server.requests[1]["messages"])
 
+        t.keys("C-c")
+        t.keys("C-c")
+        t.wait(lambda s: "Send / steer" not in s, "quit", timeout=10)
+    finally:
+        t.close()
+        server.close()
+
+
+def _owltui(server_url: str, *extra: str) -> list[str]:
+    return [sys.executable, "-c", "from owltui.cli import main; raise SystemExit(main())",
+            "--provider", "openai", "--model", "fake-model", "--base-url", server_url, "--sandbox", "off",
+            *extra]
+
+
+def _then_wait(cmd: list[str]) -> list[str]:
+    """Run ``cmd``, then keep the pane (what it printed on exit stays on screen)."""
+    return ["sh", "-c", subprocess.list2cmdline(cmd) + "; echo owltui-exited; sleep 60"]
+
+
+def test_daily_driver_in_tmux(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    hold = threading.Event()
+    never = threading.Event()
+    server = FakeOpenAI().add(
+        Turn(text="The first answer about the code."),
+        Turn(text="A long stream that goes on", pieces=4, hold=hold),
+        Turn(text="Following up as asked."),
+        Turn(text="Another stream that never ends", pieces=4, hold=never),
+    )
+    env = _env(tmp_path)
+    t = Tmux(_then_wait(_owltui(server.url)), env, ws)
+    try:
+        screen = t.wait(lambda s: "Send / steer" in s and "/help for commands and keys" in s, "the welcome")
+        assert "OwlTUI · openai:fake-model" in screen and "session " in screen
+        t.type("hello owl")
+        t.keys("Enter")
+        t.wait(lambda s: "The first answer about the code." in s, "the first answer")
+
+        t.keys("Up")  # the input history recalls the prompt
+        t.wait(lambda s: "│ hello owl" in s, "the recalled prompt in the input")
+        t.keys("C-u")
+        t.wait(lambda s: "│ hello owl" not in s, "input cleared")
+
+        t.type("!echo hi-from-the-shell")
+        t.keys("Enter")
+        screen = t.wait(lambda s: "✓ bash" in s and "hi-from-the-shell" in s.split("✓ bash", 1)[1],
+                        "the shell output")
+        assert "you !echo" not in screen
+
+        t.type("stream please")
+        t.keys("Enter")
+        t.wait(lambda s: "A long stream that goes on" in s and "working" in s, "the stream")
+        t.type("then follow up")
+        t.keys("M-Enter")  # tmux sends ESC CR: a follow-up, not steering
+        t.wait(lambda s: "queue 0 steer · 1 follow-up" in s, "the follow-up queued")
+        hold.set()
+        t.wait(lambda s: "Following up as asked." in s, "the follow-up delivered")
+        assert any("then follow up" in str(m.get("content")) for m in server.requests[2]["messages"])
+
+        t.type("go long")
+        t.keys("Enter")
+        t.wait(lambda s: "Another stream that never ends" in s, "the long stream")
+        t.keys("C-c")  # stops the run, like Esc; the app stays
+        t.wait(lambda s: "aborted" in s and " idle" in s and "Send / steer" in s, "aborted by Ctrl+C")
+        time.sleep(0.3)
+        assert "Send / steer" in t.screen() and "owltui-exited" not in t.screen()
+
+        t.keys("C-c")
+        t.keys("C-c")
+        screen = t.wait(lambda s: "owltui-exited" in s, "quit", timeout=10)
+        assert "Resume this session with: owltui --resume " in screen
+        sid = screen.split("owltui --resume ", 1)[1].split()[0]
+    finally:
+        never.set()
+        t.close()
+
+    t = Tmux(_owltui(server.url, "-c"), env, ws)
+    try:
+        screen = t.wait(lambda s: f"resumed session {sid}" in s and "Send / steer" in s, "the transcript")
+        for shown in ("you hello owl", "The first answer about the code.", "echo hi-from-the-shell",
+                      "follow-up then follow up", "Following up as asked.", "you go long"):
+            assert shown in screen, shown
         t.keys("C-c")
         t.keys("C-c")
         t.wait(lambda s: "Send / steer" not in s, "quit", timeout=10)

@@ -17,12 +17,13 @@ from owltui.agent.inbox import QueueLane
 from owltui.agent.requirement import MAX_ESCALATIONS
 
 from ..describe import model_display
-from ..sessions import format_listing
 from .background import background
 from .mcp import mcp, mcp_status
+from .models import pick_model
 from .queue import queue_edit, queue_list, queue_move, queue_remove
 from .rewind import WHAT, checkpoints, pick_checkpoint, rewind, rewind_slash, undo
 from .spec import Arg, Args, Command, CommandError, Context, Handler, Pick, Reply, Unavailable, help_lines
+from .switching import QUEUE_CHOICES, new, pick_new, pick_session, sessions
 
 if TYPE_CHECKING:
     from ..mentions import Expansion
@@ -169,23 +170,6 @@ def model(ctx: Context, a: Args) -> Reply:
     return Reply(f"model: {model_display(ctx.host.model_label)}")
 
 
-def sessions(ctx: Context, _a: Args) -> Reply:
-    infos = ctx.host.saved_sessions()
-    current = ctx.host.session_id
-    head = f"current session: {current}" if current else "this session is not saved (--no-session)"
-    body = format_listing(infos) if infos else "no saved sessions in this directory"
-    return Reply(f"{head}\n{body}\n(resume one with: owltui --resume ID)")
-
-
-def new(ctx: Context, _a: Args) -> Reply:
-    if ctx.host.agent.running:
-        raise CommandError(f"a run is going: abort it ({ctx.front.abort_key}) before /new", "warning")
-    ctx.host.new_session()
-    ctx.host.stats.new_session()
-    sid = ctx.host.session_id
-    return Reply(f"new session{f' {sid}' if sid else ''}", clear_view=True)
-
-
 def compact(ctx: Context, _a: Args) -> Reply:
     if ctx.host.agent.running:
         raise CommandError(f"a run is going: wait or abort ({ctx.front.abort_key}) before /compact",
@@ -282,7 +266,7 @@ COMMANDS: tuple[Command, ...] = (
                 "whatever config `steering` says. Response carries `queue_id`. `@PATH` mentions are "
                 "attached as for `prompt`."),
     Command("delivered only when the agent would otherwise stop", _lane("follow_up"),
-            rpc="follow_up", args=(TEXT,),
+            slash="followup", rpc="follow_up", args=(TEXT,),
             doc="Follow-up lane: delivered only when the agent would otherwise stop, one per stop, each "
                 "its own turn (config `follow_up_mode = \"all\"` merges them); starts a run when idle. "
                 "Response carries `queue_id`. `@PATH` mentions are attached as for `prompt`."),
@@ -363,10 +347,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("MCP servers: state and tools", mcp_status, rpc="mcp_status",
             doc="Response carries `servers`: `[{name, state, tools, error?}]` (empty when none is "
                 "configured)."),
-    Command("show or switch the model", model, slash="model",
-            args=(Arg("spec", required=False, metavar="PROVIDER:MODEL"),)),
-    Command("list the saved sessions of this directory", sessions, slash="sessions"),
-    Command("start a fresh session", new, slash="new"),
+    Command("show or switch the model (no argument: pick one)", model, slash="model", pick=pick_model,
+            args=(Arg("spec", metavar="PROVIDER:MODEL"),)),
+    Command("the saved sessions of this directory; ID: switch to one (no argument: pick one)", sessions,
+            slash="sessions", pick=pick_session, args=(Arg("id", metavar="ID"),)),
+    Command("start a fresh session (queued messages: keep or drop; asked when any are queued)", new,
+            slash="new", pick=pick_new, args=(Arg("queue", choices=QUEUE_CHOICES, metavar="keep|drop"),)),
     Command("summarize the conversation to free context", compact, slash="compact"),
     Command("write or update AGENTS.md from a look at the repository", init, slash="init"),
     Command("rewind the last turn's file changes", undo, slash="undo"),

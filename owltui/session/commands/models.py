@@ -1,0 +1,118 @@
+"""``/model`` with no argument: a picker of the models this host can switch to - the catalog's models
+of every provider with a key (and of the current one), and the models a local OpenAI-compatible
+server says it serves (``/v1/models``, asked in a worker thread). A choice runs ``/model SPEC``.
+
+A host without ``env`` (a bare test host) offers nothing to choose: the reply names the model.
+The context window a status bar shows comes from ``context_window``: the run's configured window
+(``--context-window``, config, the catalog's entry for the model), else the model's catalog entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..describe import model_display
+from .spec import Context, Pick, Reply
+
+PROBE_TIMEOUT = 0.5  # seconds a local server has to answer
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    spec: str  # what /model takes: provider:model
+    label: str
+
+
+def context_window(host: Any) -> int | None:
+    """The model's context window in tokens, or None when nobody knows it."""
+    config = host.agent.config
+    window = getattr(config, "context_window", None)
+    if isinstance(window, int) and window > 0:
+        return window
+    info = getattr(config.model, "info", None)
+    window = getattr(info, "context_window", None)
+    known = getattr(info, "known", True)
+    return window if isinstance(window, int) and window > 0 and known else None
+
+
+def _price(value: float) -> str:
+    return f"{value:g}"
+
+
+def catalog_choices(env: Mapping[str, str], current: str) -> list[ModelChoice]:
+    """The catalog's models of each provider with a key in ``env`` or in use now."""
+    from owltui.providers.catalog import _data, lookup
+    from owltui.providers.table import PROVIDERS
+
+    in_use = current.split(":", 1)[0] if ":" in current else None
+    out: list[ModelChoice] = []
+    for provider, models in _data()["models"].items():
+        info = PROVIDERS.get(provider)
+        has_key = info is not None and info.key_env is not None and bool(env.get(info.key_env))
+        if not has_key and provider != in_use:
+            continue
+        for model_id in models:
+            entry = lookup(provider, model_id)
+            label = (f"{provider}:{model_id}  ·  {entry.context_window // 1000}k context  ·  "
+                     f"${_price(entry.input)} / ${_price(entry.output)} per M tokens")
+            out.append(ModelChoice(f"{provider}:{model_id}", label))
+    return out
+
+
+def local_urls(host: Any) -> list[str]:
+    """Where a local OpenAI-compatible server may be: the base URL in use for ``openai`` (when it is
+    not OpenAI's own), ``OPENAI_BASE_URL``, and the default local address (Ollama's)."""
+    from owltui.providers.resolve import LOCAL_BASE_URL
+
+    env: Mapping[str, str] = host.env
+    options, config = getattr(host, "options", None), getattr(host, "config", None)
+    urls = [getattr(options, "base_url", None), getattr(config, "base_url", None),
+            env.get("OPENAI_BASE_URL"), LOCAL_BASE_URL]
+    seen: list[str] = []
+    for url in urls:
+        if url and "api.openai.com" not in url and "api.anthropic.com" not in url and url not in seen:
+            seen.append(url)
+    return seen
+
+
+def local_choices(urls: list[str], timeout: float = PROBE_TIMEOUT) -> list[ModelChoice]:
+    """The models each local server serves (blocking: call it in a worker thread)."""
+    from owltui.providers.resolve import probe_openai_compatible
+
+    out: list[ModelChoice] = []
+    for url in urls:
+        for model_id in probe_openai_compatible(url, timeout) or []:
+            out.append(ModelChoice(f"openai:{model_id}", f"openai:{model_id}  ·  local server {url}"))
+    return out
+
+
+def pick_model(ctx: Context) -> Reply:
+    """``/model`` alone: the model now, then (``then``) a picker of the others."""
+    host = ctx.host
+    current = host.model_label
+    head = f"model: {model_display(current)}"
+    env = getattr(host, "env", None)
+    if not isinstance(env, Mapping):
+        return Reply(head)
+    urls = local_urls(host)
+
+    async def choose() -> Reply:
+        import anyio.to_thread
+
+        local = await anyio.to_thread.run_sync(local_choices, urls)
+        choices = catalog_choices(env, current)
+        known = {c.spec for c in choices}
+        choices += [c for c in local if c.spec not in known]
+        if not choices:
+            return Reply("no other model to switch to: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or start "
+                         "a local server (Ollama)", "warning")
+        specs = [c.spec for c in choices]
+        highlight = current if current in specs else None
+        listing = "\n".join(f"  {c.label}" for c in choices)
+        return Reply(f"models (/model SPEC switches):\n{listing}",
+                     pick=Pick("Switch model (from the next call on)", specs, "model", highlight=highlight,
+                               labels=tuple(c.label for c in choices)))
+
+    return Reply(head, then=choose())

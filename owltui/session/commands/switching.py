@@ -1,0 +1,144 @@
+"""``/sessions`` (a picker of this directory's saved sessions; ``/sessions ID`` switches to one in
+place) and ``/new`` (a fresh session; asks whether the queued messages go along).
+
+Both answer with ``clear_view``: the front end empties its conversation and draws it again from
+``host.agent.history`` (the switched-to session's transcript; nothing after ``/new``). ``data``
+says what happened: ``session_id``, and ``resumed`` for a switch.
+
+Switching uses the host's ``switch_session(id)`` when it has one; otherwise it opens the session
+file itself on the host's ``store`` (the real runtime's session store), as ``--resume`` does at
+start-up: the queue in the inbox goes along, the session's own undelivered messages come back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from owltui.agent.inbox import QueueLane
+
+from ..sessions import format_listing
+from .spec import Args, CommandError, Context, Pick, Reply, Unavailable
+
+QUEUE_CHOICES = ("keep", "drop")
+LANES: tuple[QueueLane, ...] = ("steer", "follow_up", "aside")
+
+
+def _queued(host: Any) -> int:
+    return sum(len(host.inbox.items(lane)) for lane in LANES)
+
+
+def _refuse_while_running(ctx: Context, verb: str) -> None:
+    if ctx.host.agent.running:
+        raise CommandError(f"a run is going: abort it ({ctx.front.abort_key}) before {verb}", "warning")
+
+
+# ---- /new ----------------------------------------------------------------------------------------
+def new(ctx: Context, a: Args) -> Reply:
+    _refuse_while_running(ctx, "/new")
+    host = ctx.host
+    kept = 0
+    if a["queue"] == "drop":
+        host.inbox.clear(LANES)
+    else:
+        kept = _queued(host)
+    host.requirement.clear()
+    host.new_session()
+    host.stats.new_session()
+    sid = host.session_id
+    text = f"new session{f' {sid}' if sid else ''}"
+    if kept:
+        text += f"; {kept} queued message{'s' if kept != 1 else ''} carried over"
+    return Reply(text, clear_view=True, data={"session_id": sid})
+
+
+def pick_new(ctx: Context) -> Reply:
+    """``/new`` alone: straight to a fresh session, unless messages are queued (then: keep or drop?)."""
+    _refuse_while_running(ctx, "/new")
+    n = _queued(ctx.host)
+    if not n:
+        return new(ctx, {"queue": "drop"})
+    what = f"{n} queued message{'s' if n != 1 else ''}"
+    return Reply(f"{what}: /new keep carries them over, /new drop leaves them behind",
+                 pick=Pick(f"Carry the {what} over to the new session?", list(QUEUE_CHOICES), "new",
+                           labels=(f"keep: the {what} go to the new session",
+                                   "drop: start with an empty queue")))
+
+
+# ---- /sessions -----------------------------------------------------------------------------------
+def _listing(ctx: Context) -> str:
+    infos = ctx.host.saved_sessions()
+    current = ctx.host.session_id
+    head = f"current session: {current}" if current else "this session is not saved (--no-session)"
+    body = format_listing(infos) if infos else "no saved sessions in this directory"
+    return f"{head}\n{body}"
+
+
+def pick_session(ctx: Context) -> Reply:
+    """``/sessions`` alone: the listing, and a picker of the other sessions (a choice switches)."""
+    infos = [i for i in ctx.host.saved_sessions() if i.id != ctx.host.session_id]
+    text = _listing(ctx)
+    if not infos or not _can_switch(ctx.host):
+        return Reply(f"{text}\n(resume one with: owltui --resume ID)")
+    rows = format_listing(infos).splitlines()
+    return Reply(f"{text}\n(/sessions ID switches to one)",
+                 pick=Pick("Switch to which session?", [i.id for i in infos], "sessions", labels=tuple(rows)))
+
+
+def _can_switch(host: Any) -> bool:
+    return callable(getattr(host, "switch_session", None)) or getattr(host, "store", None) is not None
+
+
+def sessions(ctx: Context, a: Args) -> Reply:
+    """``/sessions ID``: continue that session here, in place of this one."""
+    _refuse_while_running(ctx, "switching sessions")
+    host = ctx.host
+    target = a["id"].strip()
+    current = host.session_id
+    if current is not None and (target == current or current.startswith(target)):
+        return Reply(f"already in session {current}")
+    switch = getattr(host, "switch_session", None)
+    try:
+        if callable(switch):
+            switch(target)
+        else:
+            _switch_store(host, target)
+    except (CommandError, Unavailable):
+        raise
+    except Exception as exc:  # SessionError and friends: one sentence
+        raise CommandError(f"cannot switch sessions: {exc}") from exc
+    host.stats.new_session()
+    sid = host.session_id
+    n = len(host.agent.history.items())
+    return Reply(f"resumed session {sid} ({n} message{'s' if n != 1 else ''})", clear_view=True,
+                 data={"session_id": sid, "resumed": True})
+
+
+def _switch_store(host: Any, target: str) -> None:
+    """Switch the host's session store (the runtime's ``store``) to session ``target``."""
+    from ..paths import sessions_root
+    from ..sessions import find_session
+    from ..store import SessionStore
+
+    old = getattr(host, "store", None)
+    env = getattr(host, "env", None)
+    if old is None or env is None:
+        raise Unavailable("switching sessions needs a saved session (this one runs with --no-session)")
+    path = find_session(sessions_root(env), target)
+    if path == old.path:
+        return
+    store = SessionStore.open(path, old.redactor, old.warn)  # raises before anything changed
+    old.close()
+    store.attach(host.inbox)  # its own undelivered messages come back to the queue
+    for lane in LANES:
+        for item in host.inbox.items(lane):  # what was queued here goes along
+            store.track_queued(lane, item)
+    label = host.model_label
+    if store.model != label and store.items():
+        store.record_model(label)
+    host.store = store
+    agent = host.agent
+    agent.history = store
+    context = getattr(agent, "context", None)
+    if context is not None:  # automatic compaction measures the new history afresh
+        agent.context = type(context)()
+    host.requirement.clear()
