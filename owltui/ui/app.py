@@ -49,12 +49,15 @@ from .blocks import WelcomeBlock
 from .conversation import ConversationView
 from .front import TuiFront
 from .history_search import HistorySearchScreen
+from .interrupt import watch_interrupts
 from .pause_banner import PauseBanner
 from .picker import PickerScreen
 from .plain import resume_line
 from .presenter import Presenter
 from .prompt_input import CompletionList, MentionSource, PromptInput, needs_words
+from .queue_keys import focus_queue, steer_now
 from .queue_panel import QueuePanel
+from .rewind_picker import pick_rewind
 from .status_bar import StatusBar
 from .themes import load_themes
 from .tool_block import ApprovalPrompt, ToolBlock
@@ -126,6 +129,8 @@ class MainScreen(Screen[None]):
                 id="scroll_down"),
         Binding("ctrl+r", "app.history_search", "History", show=False, id="history_search"),
         Binding("ctrl+o", "app.toggle_tool", "Expand/collapse", show=False, id="toggle_tool"),
+        Binding("f3", "app.focus_queue", "Queue", show=False, id="queue"),  # issue 14: select queued messages
+        Binding("ctrl+s", "app.steer_now", "Steer now", show=False, priority=True, id="steer_now"),
     ]
 
     def __init__(self, app: OwlApp) -> None:
@@ -287,6 +292,7 @@ class OwlApp(App[int]):
                               rt.gate.subscribe(p.gate_changed),
                               rt.approvals.subscribe(p.approval_changed),
                               rt.approvals.subscribe(lambda *_: self.refresh_bindings())]
+        self._unsubscribe.append(watch_interrupts(self))  # what still runs after an abort
         rt.requirement.subscribe(p.requirement_changed)
         self.agent.on_running(lambda _running: p.redraw_status())
         self.theme_changed_signal.subscribe(self, self._theme_changed)
@@ -369,6 +375,8 @@ class OwlApp(App[int]):
         pick = reply.pick
         if pick is None:
             await p.say(reply.notice)
+        elif pick.command == "rewind":  # which checkpoint, then files / conversation / both
+            pick_rewind(self, pick)
         else:  # the picker shows what the text lists (the text is for front ends without one)
             def chosen(choice: str | None) -> None:
                 if choice:
@@ -586,6 +594,12 @@ class OwlApp(App[int]):
 
         self.push_screen(HistorySearchScreen(lambda query, limit: history.search(query, limit),
                                              self.input.text.strip()), chosen)
+
+    def action_focus_queue(self) -> None:
+        focus_queue(self)
+
+    async def action_steer_now(self) -> None:
+        await steer_now(self)
 
     def action_toggle_tool(self) -> None:
         """Ctrl+O: expand or collapse the tool block that has the focus, else the last one."""
