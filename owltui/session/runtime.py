@@ -174,13 +174,22 @@ class Runtime:
         current = self.model_label.split(":", 1)[0] if ":" in self.model_label else None
         if provider is None and current is None:
             provider = "demo" if self.model_label.startswith("demo") else None
+        same = provider in (None, current)
         model, label = resolve_model(self.config, self.env, provider=provider or current, model=name,
-                                     base_url=self.options.base_url if provider in (None, current) else None)
+                                     base_url=(self.options.base_url or self._serving_url()) if same else None)
         self.agent.config.model = model
         self.agent.config.context_window = context_window(self.config, model)
         self.model_label = label
         if self.store is not None:
             self.store.record_model(label)
+
+    def _serving_url(self) -> str | None:
+        """The base URL the current model was resolved to (a local server OwlTUI found itself),
+        so switching models on the same provider stays on that server."""
+        from owltui.providers.base import HTTPModel
+
+        model = self.agent.config.model
+        return model.base_url if isinstance(model, HTTPModel) else None
 
     def require(self, tool: str, reason: str = "") -> None:
         self.requirement.set(tool, reason)

@@ -74,3 +74,18 @@ async def test_manual_compact_is_a_compaction_event(tmp_path: Path) -> None:
                            "tokens_after": done.tokens_after}
     assert done.tokens_before is not None and done.tokens_after is not None
     assert done.tokens_after < done.tokens_before
+
+
+def test_set_model_stays_on_the_server_resolution_found(tmp_path: Path) -> None:
+    """A local server OwlTUI found itself (no --base-url, no OPENAI_BASE_URL): /model keeps it."""
+    from owltui.providers import make_model
+    from owltui.providers.resolve import ResolvedProvider
+    from owltui.session.runtime import Options, build_runtime
+
+    found = make_model(ResolvedProvider("openai", "qwen", "http://127.0.0.1:11434/v1", None, "local server"))
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    rt = build_runtime(Options(workspace=tmp_path, no_session=True), model=found, env=env)
+    rt.model_label = "openai:qwen"
+    rt.set_model("llama3")
+    assert rt.model_label == "openai:llama3"
+    assert rt.agent.config.model.base_url == "http://127.0.0.1:11434/v1"  # type: ignore[attr-defined]
