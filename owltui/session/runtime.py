@@ -174,9 +174,9 @@ class Runtime:
         current = self.model_label.split(":", 1)[0] if ":" in self.model_label else None
         if provider is None and current is None:
             provider = "demo" if self.model_label.startswith("demo") else None
-        same = provider in (None, current)
+        base = (self.options.base_url or self._serving_url()) if provider in (None, current) else None
         model, label = resolve_model(self.config, self.env, provider=provider or current, model=name,
-                                     base_url=(self.options.base_url or self._serving_url()) if same else None)
+                                     base_url=base)
         self.agent.config.model = model
         self.agent.config.context_window = context_window(self.config, model)
         self.model_label = label
