@@ -29,6 +29,9 @@ running, an escaped process alive, a zombie pending) and sleeps otherwise. Liste
 escaped processes found and ended (with the exit code ``waitpid`` gave); ``JobManager`` turns them
 into jobs. ``terminate_sync`` and ``stop_sync`` signal whole trees, following orphans as their
 parents die.
+
+Reading /proc lives in ``procfs`` and signalling (``stop_sync``, ``cont_sync``) in ``proc_signals``;
+their public names are importable from here too.
 """
 
 from __future__ import annotations
@@ -46,154 +49,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from .proc_signals import cont_sync as cont_sync
+from .proc_signals import group_alive, signal_group, signal_pid
+from .proc_signals import stop_sync as stop_sync
+from .procfs import MARK as MARK
+from .procfs import Stat as Stat
+from .procfs import children as children
+from .procfs import children_files, descendants, read_cmdline, read_environ, read_mark, read_stat
+from .procfs import pid_alive as pid_alive
+
 log = logging.getLogger(__name__)
 
-MARK = "OWLTUI_PROC"
 PR_SET_CHILD_SUBREAPER = 36
 SCAN_INTERVAL = 0.25
 LINGER = 5.0
 KILL_GRACE = 2.0
-
-# ---- /proc ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Stat:
-    pid: int
-    state: str
-    ppid: int
-    pgid: int
-    sid: int
-    start: int  # clock ticks after boot: with the pid, names one process for good
-
-    @property
-    def alive(self) -> bool:
-        return self.state not in ("Z", "X", "x")
-
-
-def read_stat(pid: int) -> Stat | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    rest = data[data.rfind(b")") + 2 :].split()
-    try:
-        return Stat(pid, rest[0].decode(), int(rest[1]), int(rest[2]), int(rest[3]), int(rest[19]))
-    except (IndexError, ValueError):
-        return None
-
-
-def pid_alive(pid: int) -> bool:
-    st = read_stat(pid)
-    return st is not None and st.alive
-
-
-def read_cmdline(pid: int) -> str:
-    """The command line of ``pid`` as text (arguments joined by spaces), or its name in brackets."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        raw = b""
-    args = [a.decode("utf-8", "replace") for a in raw.split(b"\0") if a]
-    if args:
-        return " ".join(args)
-    try:
-        with open(f"/proc/{pid}/comm", "rb") as fh:
-            return f"[{fh.read().strip().decode('utf-8', 'replace')}]"
-    except OSError:
-        return "[?]"
-
-
-def read_environ(pid: int) -> bytes | None:
-    """The environment block of ``pid`` (empty while it is between two images in ``execve``)."""
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as fh:
-            return fh.read()
-    except OSError:
-        return None
-
-
-def read_mark(pid: int, env: bytes | None = None) -> str | None:
-    """The ``OWLTUI_PROC`` token in the environment of ``pid`` (None: none, or not readable)."""
-    if env is None:
-        env = read_environ(pid)
-    if not env:
-        return None
-    key = MARK.encode() + b"="
-    for item in env.split(b"\0"):
-        if item.startswith(key):
-            return item[len(key) :].decode("ascii", "replace")
-    return None
-
-
-_children_files: bool | None = None
-
-
-def _children_by_walk(pid: int) -> list[int]:
-    out = []
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if entry.isdigit():
-            st = read_stat(int(entry))
-            if st is not None and st.ppid == pid:
-                out.append(st.pid)
-    return out
-
-
-def children(pid: int) -> list[int]:
-    """The direct children of ``pid`` (of every thread): ``/proc/PID/task/*/children`` where the
-    kernel has it (CONFIG_PROC_CHILDREN), else a walk of /proc."""
-    global _children_files
-    if _children_files is None:
-        _children_files = os.path.exists(f"/proc/self/task/{threading.get_native_id()}/children")
-    if not _children_files:
-        return _children_by_walk(pid)
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    out: list[int] = []
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
-                out.extend(int(x) for x in fh.read().split())
-        except (OSError, ValueError):
-            continue
-    return out
-
-
-def descendants(roots: Iterable[int]) -> set[int]:
-    """Every live descendant of ``roots`` (not the roots themselves)."""
-    seen: set[int] = set()
-    todo = list(roots)
-    while todo:
-        for child in children(todo.pop()):
-            if child not in seen:
-                seen.add(child)
-                todo.append(child)
-    return seen
-
-
-def _signal(pid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pid, sig)
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def _group_alive(pgid: int) -> bool:
-    from .proc import group_alive
-
-    return group_alive(pgid)
-
 
 # ---- the subreaper bit ----------------------------------------------------------------------------
 
@@ -355,7 +225,7 @@ class Reaper:
             except Exception:
                 log.exception("reaper scan failed")
             with self._cond:
-                fast = self._urgent() and _children_files is not False
+                fast = self._urgent() and children_files() is not False
                 self._cond.wait(SCAN_INTERVAL if fast else 4 * SCAN_INTERVAL)
 
     # ---- scanning -------------------------------------------------------------------------------
@@ -490,7 +360,7 @@ class Reaper:
             for token, origin in origins.items():
                 if origin.pid in live_shells or token in live_tokens or origin.pgid in kid_sids:
                     continue
-                if _group_alive(origin.pgid):
+                if group_alive(origin.pgid):
                     continue
                 self._origins.pop(token, None)
                 if self._by_sid.get(origin.pgid) == token:
@@ -545,28 +415,28 @@ class Reaper:
             gather()  # before any signal (remembered in ``everyone``): a dying parent hands its
             # children over to OwlTUI meanwhile, and one look could miss them in transit
             for pgid in pgids:
-                _signal_group(pgid, signal.SIGTERM)
-                _signal_group(pgid, signal.SIGCONT)
+                signal_group(pgid, signal.SIGTERM)
+                signal_group(pgid, signal.SIGCONT)
             deadline = started + grace
             while True:
                 alive = gather()
                 for pid in alive - signalled:
-                    _signal(pid, signal.SIGTERM)
-                    _signal(pid, signal.SIGCONT)
+                    signal_pid(pid, signal.SIGTERM)
+                    signal_pid(pid, signal.SIGCONT)
                 signalled |= alive
-                groups = [g for g in pgids if _group_alive(g)]
+                groups = [g for g in pgids if group_alive(g)]
                 if not alive and not groups:
                     break
                 if time.monotonic() >= deadline:
                     end = time.monotonic() + 1.0
                     while (alive or groups) and time.monotonic() < end:
                         for pgid in groups:
-                            _signal_group(pgid, signal.SIGKILL)
+                            signal_group(pgid, signal.SIGKILL)
                         for pid in alive:
-                            _signal(pid, signal.SIGKILL)
+                            signal_pid(pid, signal.SIGKILL)
                         time.sleep(0.005)
                         alive = gather()
-                        groups = [g for g in pgids if _group_alive(g)]
+                        groups = [g for g in pgids if group_alive(g)]
                     break
                 time.sleep(0.005)
             self.scan()
@@ -590,30 +460,6 @@ class Reaper:
             if self.escapees():
                 self.terminate_sync([], lambda: {e.pid for e in self.escapees()}, grace=0.5)
 
-
-def stop_sync(pgids: Iterable[int], collect: Callable[[], set[int]]) -> tuple[set[int], set[int]]:
-    """SIGSTOP the groups and every pid ``collect()`` gives, again until no new pid shows up (a
-    process may fork between the listing and the signal). Returns (groups, pids) stopped."""
-    groups = set(pgids)
-    for pgid in groups:
-        _signal_group(pgid, signal.SIGSTOP)
-    stopped: set[int] = set()
-    for _ in range(8):
-        new = collect() - stopped
-        new |= descendants(new | stopped) - stopped
-        if not new:
-            break
-        for pid in new:
-            _signal(pid, signal.SIGSTOP)
-        stopped |= new
-    return groups, stopped
-
-
-def cont_sync(groups: Iterable[int], pids: Iterable[int]) -> None:
-    for pgid in groups:
-        _signal_group(pgid, signal.SIGCONT)
-    for pid in pids:
-        _signal(pid, signal.SIGCONT)
 
 
 REAPER = Reaper()
