@@ -26,7 +26,13 @@ class Event(BaseModel):
     agent: str | None = None  # which agent (None = main); subagents carry their name
 
     def wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
+        """The event as JSON-ready data. Text that is not valid Unicode (a lone surrogate from a
+        model or a file name) cannot go through pydantic's JSON mode: it is handed on as it is and
+        the output encoder (``providers/wirejson.py``) makes it total."""
+        try:
+            return self.model_dump(mode="json", exclude_none=True)
+        except UnicodeEncodeError:
+            return self.model_dump(exclude_none=True)
 
 
 # There is no unvalidated shortcut for the loop's own events: measured with pydantic 2.14 (CPython
