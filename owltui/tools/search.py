@@ -3,32 +3,33 @@
 Every page these tools return fits the loop's limits (fewer than MAX_LINES lines, at most MAX_BYTES
 bytes, notices included) and says how many results were not shown; ``find`` and ``ls`` take an
 ``offset`` to page on. Paths that are not UTF-8 are shown with ``\\xNN`` and accepted back that way.
+
+This module owns the three tools; globs live in ``search_globs`` and grep's output reader in
+``grep_output``, and their public names are importable from here too.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import Field
 
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 
-from .base import MAX_BYTES, Params, display_path, resolve_path, utf8_len
+from .base import Params, display_path, resolve_path, utf8_len
 from .fs import in_thread
-from .rg import WALK_FLAGS, RgError, list_files, rg_arg, rg_name, run_rg
-from .textcodec import HEAD_BYTES, SINGLE, read_head, show_name, sniff, visible
+from .grep_output import MAX_LINE_CHARS, MAX_MATCHES, PAGE_BYTES, GrepOutput
+from .rg import WALK_FLAGS, RgError, list_files, rg_arg, run_rg
+from .search_globs import GlobPlan as GlobPlan
+from .search_globs import glob_regex, plan_glob, relative_to
+from .textcodec import show_name
 
-MAX_MATCHES = 100
-MAX_LINE_CHARS = 500
 MAX_FIND = 1000
 MAX_LS = 500
-PAGE_BYTES = MAX_BYTES - 1024  # results; the rest is for notices
 
 IGNORE_RULES = (
     "Hidden files are included and .git is skipped; files ignored by .gitignore (nested files and "
@@ -45,110 +46,6 @@ def _search_root(ctx: ToolContext, path: str | None) -> Path:
     return root
 
 
-# --- globs -----------------------------------------------------------------------------------------
-_META = re.compile(r"[*?\[\]{}]")
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regex over ``/``-separated relative paths: ``*`` and ``?`` stay within one
-    segment, ``**`` crosses segments, ``{a,b}`` is either; a pattern without ``/`` matches the name at
-    any depth, one with ``/`` (or a leading ``/``) is anchored at the search root."""
-    pattern = pattern.strip().removeprefix("./")
-    anchored = "/" in pattern.rstrip("/")
-    pattern = pattern.strip("/")
-    out = [] if anchored else ["(?:.*/)?"]
-    i = 0
-    depth = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and (end := pattern.find("]", i + 2)) != -1:
-            body = pattern[i + 1 : end]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-            i = end + 1
-        elif pattern[i] == "{":
-            out.append("(?:")
-            depth += 1
-            i += 1
-        elif pattern[i] == "}" and depth:
-            out.append(")")
-            depth -= 1
-            i += 1
-        elif pattern[i] == "," and depth:
-            out.append("|")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    out.append(")" * depth)
-    return re.compile("".join(out) + "$")
-
-
-@dataclass
-class _GlobPlan:
-    """How a glob runs in rg: the directory its literal leading part names (searched like ``path``),
-    a file-name glob rg applies (as a file type, which unlike ``-g`` never overrides ignore rules),
-    an exclusion ``-g`` for ``!`` globs, and a regex checked here when rg cannot say it all."""
-
-    subdir: str = ""
-    args: list[str] = field(default_factory=list)
-    check: re.Pattern[str] | None = None
-
-
-def _plan(glob: str | None) -> _GlobPlan:
-    if not glob or not glob.strip():
-        return _GlobPlan()
-    g = glob.strip()
-    if g.startswith("!"):
-        return _GlobPlan(args=["--glob", g])
-    g = g.removeprefix("./")
-    anchored = g.startswith("/")
-    g = g.lstrip("/")
-    anywhere = False  # a leading '**/': the rest may start at any depth
-    while g.startswith("**/"):
-        g = g[3:]
-        anywhere = True
-    if not g:
-        return _GlobPlan()
-    if g.endswith("/"):  # a directory: everything under it
-        return _GlobPlan(check=glob_regex(("/" if anchored else "") + g + "**"))
-    segments = g.split("/")
-    if anywhere and len(segments) > 1:
-        name = segments[-1]
-        args = [] if name in ("**", "*") else ["--type-add", f"owlglob:{name}", "--type", "owlglob"]
-        return _GlobPlan(args=args, check=glob_regex("/**/" + g))
-    prefix: list[str] = []
-    while len(segments) > 1 and not _META.search(segments[0]) and segments[0] not in ("..", "."):
-        prefix.append(segments.pop(0))
-    name = segments[-1]
-    args = [] if name in ("**", "*") else ["--type-add", f"owlglob:{name}", "--type", "owlglob"]
-    rest = segments[:-1]
-    check = None
-    if not rest and (prefix or anchored):  # 'src/*.py', '/setup.py': directly in that directory
-        args += ["--max-depth", "1"]
-    elif (rest and rest != ["**"]) or "**" in name:
-        check = glob_regex("/" + g)  # anchored at the search root
-    return _GlobPlan("/".join(prefix), args, check)
-
-
-def _relative_to(name: str, base: str) -> str:
-    """``name`` (as rg printed it) relative to the search root ``base`` (as rg was given it)."""
-    base = base.removeprefix("./").rstrip("/")
-    if not base:
-        return name
-    return name[len(base) + 1 :] if name.startswith(base + "/") else name
-
-
 # --- grep ------------------------------------------------------------------------------------------
 class GrepParams(Params):
     pattern: str = Field(
@@ -162,177 +59,6 @@ class GrepParams(Params):
     )
     ignore_case: bool = Field(False, description="Match case-insensitively.")
 
-
-_PREVIEW_END = re.compile(rb" \[\.\.\. (?:omitted end of long line|\d+ more matche?s?)\]$")
-_STATS = re.compile(rb"(\d+) matched lines?\n")
-_CUT_CHAR = re.compile("[\udc80-\udcff]{1,3}$")
-
-
-class _GrepOutput:
-    """Parses rg's ``path\\0line:text\\n`` records as they stream: keeps what the page shows, skims
-    the rest (kept: the last bytes, where rg's --stats land). Linear in the output."""
-
-    def __init__(self, workspace: Path, base: str, check: re.Pattern[str] | None) -> None:
-        self.workspace = workspace
-        self.base = base
-        self.check = check
-        self.buf = bytearray()
-        self.hits: list[str] = []
-        self.used = 0
-        self.counted = 0  # records that passed the check
-        self.full = False
-        self.skimming = False
-        self.tail = bytearray()
-        self.messages: list[bytes] = []
-        self._encodings: dict[str, bool] = {}
-        self.denied: Callable[[Path], object] | None = None  # the read_filter service
-        self._denied: dict[str, bool] = {}
-        self._passed: dict[bytes, bool] = {}
-        self._allowed: set[bytes] | None = None  # rg's file list, when -g narrowed the search
-        self._listed: threading.Event | None = None
-
-    def start_listing(self, type_args: list[str], arg: str, stop: threading.Event) -> None:
-        """List, in a thread of its own, the files rg would search without the -g override; records
-        wait for the list."""
-        listed = self._listed = threading.Event()
-        args = [*WALK_FLAGS, "--files", "--null", *type_args, "--", arg]
-
-        def run() -> None:
-            parts: list[bytes] = []
-
-            def keep(chunk: bytes) -> bool:
-                parts.append(chunk)
-                return True
-
-            try:
-                if run_rg(args, self.workspace, keep, stop).code != 2:
-                    self._allowed = set(b"".join(parts).split(b"\0"))
-            finally:
-                listed.set()
-
-        threading.Thread(target=run, daemon=True).start()
-
-    def feed(self, chunk: bytes) -> bool:
-        if self.skimming:
-            self.tail += chunk
-            if len(self.tail) > 16384:
-                del self.tail[:-8192]
-            return True
-        self.buf += chunk
-        if self.full:  # only counting is left, but each path must pass the check: split, no parsing
-            end = self.buf.rfind(b"\n")
-            if end != -1:
-                for line in bytes(self.buf[:end]).split(b"\n"):
-                    path, sep, _ = line.partition(b"\0")
-                    if not sep:
-                        self.messages.append(line)
-                    elif self._passes(path):
-                        self.counted += 1
-                del self.buf[: end + 1]
-                del self.messages[:-64]
-            return True
-        pos = 0
-        while True:
-            nl = self.buf.find(b"\n", pos)
-            if nl == -1:
-                break
-            nul = self.buf.find(b"\0", pos, nl)
-            if nul == -1:
-                self.messages.append(bytes(self.buf[pos:nl]))
-                if len(self.messages) > 64:
-                    del self.messages[:32]
-            else:
-                self._record(bytes(self.buf[pos:nul]), bytes(self.buf[nul + 1 : nl]))
-            pos = nl + 1
-            if self.full:
-                rest = bytes(self.buf[pos:])
-                self.buf = bytearray()
-                if self.check is None and self.denied is None:
-                    self.skimming = True  # rg's --stats will give the total
-                    self.tail += rest
-                    return True
-                return self.feed(rest)
-        del self.buf[:pos]
-        return True
-
-    def _passes(self, raw_path: bytes) -> bool:
-        """The glob check and the read_filter, once per path."""
-        passed = self._passed.get(raw_path)
-        if passed is None:
-            name = rg_name(raw_path)
-            passed = True
-            if self._listed is not None:
-                self._listed.wait()
-            if self._allowed is not None and raw_path not in self._allowed:
-                passed = False  # an ignored file -g brought back
-            elif self.check is not None and not self.check.match(_relative_to(name, self.base)):
-                passed = False
-            elif self.denied is not None:
-                if name not in self._denied:
-                    self._denied[name] = bool(self.denied(self.workspace / name))
-                passed = not self._denied[name]
-            self._passed[raw_path] = passed
-        return passed
-
-    def _record(self, raw_path: bytes, rest: bytes) -> None:
-        if not self._passes(raw_path):
-            return
-        name = rg_name(raw_path)
-        self.counted += 1
-        if self.full:
-            return
-        number, _, text = rest.partition(b":")
-        line = f"{show_name(name)}:{number.decode('ascii', 'replace')}: {self._text(name, text)}"
-        size = utf8_len(line) + 1
-        if len(self.hits) >= MAX_MATCHES or self.used + size > PAGE_BYTES:
-            self.full = True
-            return
-        self.hits.append(line)
-        self.used += size
-
-    def _single_byte(self, name: str) -> bool:
-        if name not in self._encodings:
-            path = Path(name) if os.path.isabs(name) else self.workspace / name
-            try:
-                with path.open("rb") as fh:
-                    head = read_head(fh)
-                self._encodings[name] = sniff(head, complete=len(head) < HEAD_BYTES) is SINGLE
-            except OSError:
-                self._encodings[name] = False
-        return self._encodings[name]
-
-    def _text(self, name: str, raw: bytes) -> str:
-        clipped = False
-        if m := _PREVIEW_END.search(raw):
-            raw = raw[: m.start()]
-            clipped = True
-        raw = raw.removesuffix(b"\n").removesuffix(b"\r")
-        if not raw.isascii() and self._single_byte(name):
-            text = SINGLE.decode(raw)
-        else:
-            text = raw.decode("utf-8", errors="surrogateescape")
-            if clipped:  # rg's preview may end inside a character
-                text = _CUT_CHAR.sub("", text)
-        if len(text) > MAX_LINE_CHARS:
-            text = text[:MAX_LINE_CHARS]
-            clipped = True
-        return visible(text) + (" …[line truncated]" if clipped else "")
-
-    def total(self) -> int:
-        """Matching lines in all (rg's count when the rest was skimmed)."""
-        if self.check is None and not any(self._denied.values()):  # rg's count includes denied files
-            source = bytes(self.tail) if self.skimming else b"\n".join(self.messages) + b"\n"
-            found = _STATS.findall(source)
-            if found:
-                return int(found[-1])
-        return self.counted
-
-    def notes(self) -> list[str]:
-        return [
-            show_name(m.decode("utf-8", "surrogateescape").removeprefix("./"))
-            for m in self.messages
-            if b"binary file matches" in m
-        ][:5]
 
 
 class GrepTool:
@@ -349,7 +75,7 @@ class GrepTool:
 
     async def run(self, args: GrepParams, ctx: ToolContext) -> ToolOutput:
         root = _search_root(ctx, args.path)
-        plan = _plan(args.glob)
+        plan = plan_glob(args.glob)
         search = root / plan.subdir if plan.subdir else root
         base = rg_arg(root, ctx.workspace)
         cmd = [
@@ -367,7 +93,7 @@ class GrepTool:
             assert args.glob is not None
             cmd += ["--glob", args.glob.strip()]
         cmd += [*plan.args, "--regexp", args.pattern, "--", rg_arg(search, ctx.workspace)]
-        out = _GrepOutput(ctx.workspace, base, plan.check)
+        out = GrepOutput(ctx.workspace, base, plan.check)
         out.denied = ctx.service("read_filter")
 
         def work(stop: threading.Event) -> tuple[int, str]:
@@ -436,7 +162,7 @@ def _page(items: list[str], offset: int, cap: int) -> tuple[list[str], int]:
 
 def _find(pattern: str, root: Path, workspace: Path, stop: threading.Event,
           denied: Callable[[Path], object] | None = None) -> list[str]:
-    plan = _plan(pattern)
+    plan = plan_glob(pattern)
     base = rg_arg(root, workspace)
     search = root / plan.subdir if plan.subdir else root
     if not os.path.isdir(search):
@@ -452,7 +178,7 @@ def _find(pattern: str, root: Path, workspace: Path, stop: threading.Event,
     found: set[str] = set()
     seen_dirs: set[str] = set()
     for name in names:
-        rel = _relative_to(name, base)
+        rel = relative_to(name, base)
         if not dirs_only and regex.match(rel):
             found.add(name)
         parent = posixpath.dirname(rel)
