@@ -16,12 +16,10 @@ import shutil
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar, TextIO
 
-import anyio
-import anyio.to_thread
 from pydantic import BaseModel, Field
 
 from .paging import (
@@ -35,7 +33,7 @@ from .paging import (
     render_page,
     utf8_len,
 )
-from .tool import ToolContext, ToolError, ToolOutput
+from .tool import ToolContext, ToolError, ToolOutput, in_thread
 
 __all__ = ["HEAD_BYTES", "MAX_BYTES", "MAX_LINES", "TAIL_BYTES", "ReadResult", "ResultStore", "is_large",
            "reread_call"]
@@ -218,7 +216,7 @@ class ReadResult:
             except Stopped as exc:
                 raise ToolError("Cancelled.") from exc
 
-        page = await _in_thread(work, ctx)
+        page = await in_thread(work, ctx)
         if not page.lines:
             return ToolOutput(f"Result {rid} has no lines from {args.offset} on ({page.total} lines).",
                               details={"no_spill": True})
@@ -230,32 +228,3 @@ class ReadResult:
         text, last = render_page(page, resume, pad=0)
         return ToolOutput(text, details={"result_id": rid, "first": args.offset, "last": last,
                                          "total": page.total, "no_spill": True})
-
-
-async def _in_thread(fn: Callable[[threading.Event], Page], ctx: ToolContext) -> Page:
-    """Blocking work in a worker thread; a cancelled call (scope or token) sets the event the work
-    checks and returns at once."""
-    stop = threading.Event()
-    out: list[Page] = []
-    failure: list[Exception] = []
-    try:
-        async with anyio.create_task_group() as tg:
-
-            async def watch() -> None:
-                await ctx.cancel.wait()
-                stop.set()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch)
-            try:
-                out.append(await anyio.to_thread.run_sync(fn, stop, abandon_on_cancel=True))
-            except Exception as exc:
-                failure.append(exc)
-            tg.cancel_scope.cancel()
-    finally:
-        stop.set()
-    if failure:
-        raise failure[0]
-    if not out:
-        raise ToolError("Cancelled.")
-    return out[0]

@@ -7,11 +7,14 @@ output for the UI), and open-ended services (job manager, result store) supplied
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
+import anyio
+import anyio.to_thread
 from pydantic import BaseModel
 
 from .cancel import CancelToken
@@ -78,3 +81,34 @@ def tool_spec(tool: Tool) -> ToolSpec:
 class ToolError(Exception):
     """Raised by a tool for an expected failure; becomes an error result with this message."""
 
+
+T = TypeVar("T")
+
+
+async def in_thread(fn: Callable[[threading.Event], T], ctx: ToolContext) -> T:
+    """Run blocking work in a worker thread; a cancelled call (scope or token) sets the event the
+    work checks, and the call returns at once. The work's exceptions come through unchanged."""
+    stop = threading.Event()
+    result: list[T] = []
+    failure: list[Exception] = []
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def watch() -> None:
+                await ctx.cancel.wait()
+                stop.set()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch)
+            try:
+                result.append(await anyio.to_thread.run_sync(fn, stop, abandon_on_cancel=True))
+            except Exception as exc:
+                failure.append(exc)
+            tg.cancel_scope.cancel()
+    finally:
+        stop.set()
+    if failure:
+        raise failure[0]
+    if not result:
+        raise ToolError("Cancelled.")
+    return result[0]

@@ -15,15 +15,12 @@ import os
 import stat
 import tempfile
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
-import anyio
 from pydantic import Field
 
-from owltui.agent.tool import ToolContext, ToolError, ToolOutput
+from owltui.agent.tool import ToolContext, ToolError, ToolOutput, in_thread
 
 from .base import MAX_BYTES, MAX_LINES, Params, display_path, open_regular, resolve_path
 from .paging import NOTICE_BYTES, Page, Stopped, page_text, read_page
@@ -43,36 +40,6 @@ from .textcodec import (
 
 MAX_EDIT_BYTES = 64 * 1024 * 1024
 
-T = TypeVar("T")
-
-
-async def in_thread(fn: Callable[[threading.Event], T], ctx: ToolContext) -> T:
-    """Run blocking work in a worker thread; a cancelled call (scope or token) sets the event the
-    work checks, and the call returns at once. The work's exceptions come through unchanged."""
-    stop = threading.Event()
-    result: list[T] = []
-    failure: list[Exception] = []
-    try:
-        async with anyio.create_task_group() as tg:
-
-            async def watch() -> None:
-                await ctx.cancel.wait()
-                stop.set()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch)
-            try:
-                result.append(await anyio.to_thread.run_sync(fn, stop, abandon_on_cancel=True))
-            except Exception as exc:
-                failure.append(exc)
-            tg.cancel_scope.cancel()
-    finally:
-        stop.set()
-    if failure:
-        raise failure[0]
-    if not result:
-        raise ToolError("Cancelled.")
-    return result[0]
 
 
 def _missing(path: Path, workspace: Path, stop: threading.Event) -> ToolError:
