@@ -138,7 +138,7 @@ async def test_tree_of_an_escaped_root_is_killed_with_it(make_ctx: MakeCtx, jobs
     assert state(child) in ("S", "R") and state(entry["pid"]) in ("S", "R")
     killed = await JobKillTool().run(JobKillParams(job_id=entry["job_id"]), make_ctx(jobs))
     assert f"Killed job {entry['job_id']} (pid {entry['pid']}, exit code 143)" in killed.content
-    until(lambda: gone(child) and gone(entry["pid"]), 2.0, "root and child gone")
+    until(lambda: gone(child) and gone(entry["pid"]), 10.0, "root and child gone")
     again = await JobKillTool().run(JobKillParams(job_id=entry["job_id"]), make_ctx(jobs))
     assert "already finished with exit code 143" in again.content
 
