@@ -394,6 +394,9 @@ class AnthropicModel(HTTPModel):
                  thinking_budget: int | None = None, **kwargs: Any) -> None:
         super().__init__(model, api_key=api_key, base_url=base_url, **kwargs)
         self.thinking_budget = thinking_budget
+        self._reset_wire()
+
+    def _reset_wire(self) -> None:
         self._wire = Slots(_Wire)
         self._tools = SameList()
         self._system: tuple[str, bytes] = ("", b"")
@@ -433,17 +436,6 @@ class AnthropicModel(HTTPModel):
         body.update(rest)
         body["messages"] = messages_wire(request)
         return body
-
-    def encode_body(self, request: ModelRequest) -> bytes:
-        """``encode(build_body(request))``, built from cached pieces: the tools and the system
-        prompt are encoded once, each history turn once (``wirecache``). Should the cache ever
-        fail, it starts over and this request is encoded whole."""
-        try:
-            return self._encode_cached(request)
-        except Exception:
-            self._wire = Slots(_Wire)
-            self._tools = SameList()
-            return encode(self.build_body(request))
 
     def _encode_cached(self, request: ModelRequest) -> bytes:
         head, rest = self._head(request)

@@ -97,8 +97,22 @@ class HTTPModel:
     # -- machinery -----------------------------------------------------------------------------
     def encode_body(self, request: ModelRequest) -> bytes:
         """The exact request bytes (compact JSON, key order as built), from the total encoder: a lone
-        surrogate (a non-UTF-8 file name in a tool result) becomes U+FFFD, NaN becomes null."""
+        surrogate (a non-UTF-8 file name in a tool result) becomes U+FFFD, NaN becomes null.
+
+        ``encode(build_body(request))``, built from a provider's cached pieces (``_encode_cached``:
+        tools and system prompt once, each history turn once). Should the cache ever fail, it starts
+        over (``_reset_wire``) and this request is encoded whole."""
+        try:
+            return self._encode_cached(request)
+        except Exception:
+            self._reset_wire()
+            return encode(self.build_body(request))
+
+    def _encode_cached(self, request: ModelRequest) -> bytes:
         return encode(self.build_body(request))
+
+    def _reset_wire(self) -> None:
+        """Forget the cached pieces (the provider's wire cache)."""
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is not None:

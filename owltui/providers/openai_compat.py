@@ -398,6 +398,9 @@ class OpenAICompatModel(HTTPModel):
     def __init__(self, model: str, *, api_key: str | None = None, base_url: str = DEFAULT_BASE_URL,
                  **kwargs: Any) -> None:
         super().__init__(model, api_key=api_key, base_url=base_url, **kwargs)
+        self._reset_wire()
+
+    def _reset_wire(self) -> None:
         self._wire = Slots(_Wire)
         self._tools = SameList()
         self._system: tuple[str, bytes] = ("", b"")
@@ -427,17 +430,6 @@ class OpenAICompatModel(HTTPModel):
             body["tool_choice"] = tool_choice_wire(request.tool_choice)
         body["messages"] = messages_wire(request)
         return body
-
-    def encode_body(self, request: ModelRequest) -> bytes:
-        """``encode(build_body(request))``, built from cached pieces: the tools and the system
-        prompt are encoded once, each history turn once (``wirecache``). Should the cache ever
-        fail, it starts over and this request is encoded whole."""
-        try:
-            return self._encode_cached(request)
-        except Exception:
-            self._wire = Slots(_Wire)
-            self._tools = SameList()
-            return encode(self.build_body(request))
 
     def _encode_cached(self, request: ModelRequest) -> bytes:
         parts: list[bytes | bytearray] = [encode(self._head(request))[:-1]]
