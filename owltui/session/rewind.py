@@ -130,6 +130,9 @@ class Checkpointing:
     def close(self) -> None:
         """No more checkpoints; remove the temporary directory (``--no-session``)."""
         self.error = self.error or "the session is closed"
+        pending = self._pending
+        if pending is not None:
+            pending.wait(30)  # a snapshot still being taken writes into the directory
         temp, self._temp = self._temp, None
         if temp is not None:
             import shutil
