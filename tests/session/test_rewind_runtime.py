@@ -202,7 +202,9 @@ async def test_continue_after_a_paused_quit_starts_paused(tmp_path: Path) -> Non
         c = Commands(rt, Front())
         c.call("follow_up", text="later")
         rt.agent.prompt("go")  # parks before its model call
-        await anyio.sleep(0.05)
+        with anyio.fail_after(10):
+            while not rt.gate.parked:
+                await anyio.wait_all_tasks_blocked()
     GATE.resume()  # the process-wide gate of a new process starts open
     rt2, model = _build(tmp_path, [Step(text="answered"), Step(text="later done")], continue_session=True)
     async with rt2:
