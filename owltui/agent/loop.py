@@ -334,10 +334,11 @@ class Loop:
         if self.budget is not None and (over := self.budget.due(cfg, self.history.model_view(),
                                                                  self._pending)) is not None:
             await self._compact(over)
-        turn = next((m for m in self._pending if isinstance(m, UserMessage)
-                     and m.lane in ("user", "follow_up")), None)
-        if turn is not None and cfg.before_user_turn is not None:
-            await cfg.before_user_turn(turn)  # a new turn is delivered now (a checkpoint first)
+        if cfg.before_user_turn is not None:  # a new turn delivered now gets a checkpoint first
+            turn = next((m for m in self._pending if isinstance(m, UserMessage)
+                         and m.lane in ("user", "follow_up")), None)
+            if turn is not None:
+                await cfg.before_user_turn(turn)
         self._deliver_pending()  # outside input only here: every earlier call has its result
         limits.round(st)
         self._apply(await cfg.hooks.before_model(st))
