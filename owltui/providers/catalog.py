@@ -5,6 +5,7 @@ Unknown models work with the provider's defaults (and a cost of zero).
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -42,9 +43,16 @@ class ModelInfo:
 
 
 @cache
+@functools.cache
 def _data() -> dict[str, Any]:
+    """The catalog, read once per process (it ships with the package and does not change)."""
     data: dict[str, Any] = json.loads(_PATH.read_text(encoding="utf-8"))
     return data
+
+
+def catalog_models() -> dict[str, list[str]]:
+    """Every catalogued model id, per provider (``/model``'s picker)."""
+    return {provider: list(models) for provider, models in _data()["models"].items()}
 
 
 def _info(model_id: str, provider: str, entry: dict[str, Any], known: bool) -> ModelInfo:

@@ -43,13 +43,14 @@ def _price(value: float) -> str:
 
 def catalog_choices(env: Mapping[str, str], current: str) -> list[ModelChoice]:
     """The catalog's models of each provider with a key in ``env`` or in use now."""
-    from owltui.providers.catalog import _data, lookup
+    from owltui.providers.catalog import catalog_models, lookup
     from owltui.providers.table import PROVIDERS
 
     in_use = current.split(":", 1)[0] if ":" in current else None
     out: list[ModelChoice] = []
-    for provider, models in _data()["models"].items():
-        info = PROVIDERS.get(provider)
+    table = {str(name): info for name, info in PROVIDERS.items()}
+    for provider, models in catalog_models().items():
+        info = table.get(provider)
         has_key = info is not None and info.key_env is not None and bool(env.get(info.key_env))
         if not has_key and provider != in_use:
             continue
