@@ -16,7 +16,7 @@ from owltui import __version__
 from owltui.providers.table import NAMES as PROVIDER_NAMES
 
 if TYPE_CHECKING:
-    from owltui.session.runtime import Options
+    from owltui.session.options import Options
 
 EPILOG = """\
 modes:
@@ -73,7 +73,7 @@ def _positive(text: str) -> int:
 
 
 def options_from(args: argparse.Namespace, interactive: bool = True) -> Options:
-    from owltui.session.runtime import Options
+    from owltui.session.options import Options
 
     return Options(provider=args.provider, model=args.model, base_url=args.base_url, yes=args.yes,
                    max_rounds=args.max_rounds, continue_session=args.continue_session, resume=args.resume,

@@ -14,7 +14,6 @@ put files and the conversation back.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -34,6 +33,7 @@ from owltui.agent.requirement import RequirementSlot
 
 from .approvals import ApprovalBroker
 from .config import Config
+from .options import Options
 from .redact import Redactor
 from .sessions import SessionInfo
 from .stats import RunStats
@@ -52,26 +52,6 @@ if TYPE_CHECKING:
     from .sources import ToolSource
 
 Warn = Callable[[str], None]
-
-
-@dataclass
-class Options:
-    """What the command line chose; ``None`` means "use the config file / environment"."""
-
-    provider: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    yes: bool = False
-    max_rounds: int | None = None
-    continue_session: bool = False
-    resume: str | None = None
-    no_session: bool = False
-    workspace: Path = field(default_factory=Path.cwd)
-    interactive: bool = True  # False for print mode: nobody can approve
-    permission_mode: str | None = None
-    sandbox: str | None = None  # --sandbox: workspace-write | read-only | off
-    mcp_config: Path | None = None  # --mcp-config FILE: MCP servers (.mcp.json format), approved
-    context_window: int | None = None  # --context-window N: the model's window, over the catalog's
 
 
 class Runtime:

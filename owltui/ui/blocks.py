@@ -15,6 +15,7 @@ from textual.containers import Vertical
 from textual.markup import escape
 from textual.widgets import Collapsible, Static
 
+from . import look
 from .markdown_lines import MarkdownLines, render_markdown
 from .text import StreamCleaner, clean
 
@@ -76,9 +77,7 @@ class AttachmentsBlock(Collapsible):
 class WelcomeBlock(Static):
     """OwlTUI's first line: the model, the directory, the session, and where help is."""
 
-    DEFAULT_CSS = """
-    WelcomeBlock { margin: 0; padding: 0 1; color: $text-muted; }
-    """
+    DEFAULT_CSS = look.rules("WelcomeBlock", look.WELCOME)
 
     def __init__(self, text: str) -> None:
         super().__init__(Text(clean(text)))

@@ -5,19 +5,14 @@ from __future__ import annotations
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
+from . import look
 from .blocks import AssistantBlock, NoticeBlock
 
 MAX_BLOCKS = 400
 
 
 class ConversationView(VerticalScroll, can_focus=False):
-    DEFAULT_CSS = """
-    ConversationView {
-        height: 1fr;
-        padding: 0 1 1 1;
-        scrollbar-size-vertical: 1;
-    }
-    """
+    DEFAULT_CSS = look.rules("ConversationView", look.CONVERSATION)
 
     def __init__(self, max_blocks: int = MAX_BLOCKS, id: str | None = None) -> None:
         super().__init__(id=id)

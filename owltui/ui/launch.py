@@ -1,25 +1,41 @@
-"""Running the TUI from the CLI: build the runtime, route start-up warnings and OwlTUI's logged
-warnings into the conversation (scrubbed of secrets), run the app, print what could not be shown
-and the ``owltui --resume ID`` line. ``owltui.ui.app.run_tui`` calls ``launch`` with ``OwlApp``."""
+"""Running the TUI from the CLI: the app draws its first frame at once and builds the runtime in a
+thread meanwhile (``start`` here, run by ``OwlApp``); start-up warnings and OwlTUI's logged warnings
+go into the conversation (scrubbed of secrets); once the app has exited, what could not be shown is
+printed, a runtime the app never took is closed, a start-up error is one line (exit code 1), and the
+``owltui --resume ID`` line follows. ``owltui.ui.app.run_tui`` calls ``launch`` with ``OwlApp``.
+
+The first frame's theme is read without the config's validation (``configured_theme``: the
+environment, then the file's ``theme``); the full config is checked in the thread, and a bad one
+ends the app with its one line.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
-from collections.abc import Callable
+import tomllib
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .plain import resume_line
+from owltui.session.paths import config_file
+
+from .boot import Started
 
 if TYPE_CHECKING:
-    from owltui.session.runtime import Options
+    from owltui.session.options import Options
 
 
 class LaunchedApp(Protocol):
+    started: Started | None
+    start_error: BaseException | None
+    attached: bool
+
     def warn(self, text: str) -> None: ...
 
     def run(self) -> Any: ...
+
+    def join_start(self, timeout: float | None = None) -> None: ...
 
     def unshown_notices(self) -> list[str]: ...
 
@@ -39,46 +55,63 @@ class _NoticeHandler(logging.Handler):
             self.handleError(record)
 
 
+def configured_theme(env: Mapping[str, str]) -> str | None:
+    """The theme the config asks for, read cheaply for the first frame (None: the default)."""
+    name = env.get("OWLTUI_THEME")
+    if name:
+        return name
+    try:
+        value = tomllib.loads(config_file(env).read_text(encoding="utf-8")).get("theme")
+    except (OSError, ValueError):  # (a bad file is reported by the full check, in the thread)
+        return None
+    return value if isinstance(value, str) else None
+
+
 def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str | None = None) -> int:
-    """The interactive TUI (CLI entry). Returns the exit code.
+    """The interactive TUI (CLI entry). Returns the exit code."""
+    scrubbers: list[Callable[[str], str]] = []
 
-    Start-up warnings (the sandbox's notes, the session's) and OwlTUI's logged warnings are shown in
-    the conversation, not on stderr where the full-screen view would hide them; everything is
-    scrubbed of secrets first."""
-    from owltui.session.config import save_config_value
-    from owltui.session.redact import Redactor
-    from owltui.session.runtime import build_runtime
+    def scrub(text: str) -> str:  # the runtime's redactor once built, else one from the environment
+        if not scrubbers:
+            from owltui.session.redact import Redactor
 
-    early: list[str] = []
+            scrubbers.append(Redactor.from_env(os.environ, [options.base_url]).scrub)
+        return scrubbers[-1](text)
 
     def to_stderr(text: str) -> None:
         print(f"owltui: warning: {text}", file=sys.stderr)
 
+    early: list[str] = []
     route: list[Callable[[str], None]] = [early.append]
 
     def warn(text: str) -> None:  # build_runtime scrubs what it hands here
         route[0](text)
 
-    try:
+    def start() -> Started:
+        """In the app's start-up thread, after the first frame."""
+        import anyio
+
+        from owltui.session.config import save_config_value
+        from owltui.session.redact import Redactor
+        from owltui.session.runtime import build_runtime
+
+        from .themes import load_themes
+
         runtime = build_runtime(options, warn=warn)
-    except Exception as exc:  # config/provider/session errors are one clear sentence
-        for line in early:
-            to_stderr(line)
-        scrub = Redactor.from_env(os.environ, [options.base_url]).scrub
-        print(f"owltui: {scrub(str(exc))}", file=sys.stderr)
-        return 1
+        redactor = runtime.agent.config.services.get("redactor")
+        if isinstance(redactor, Redactor):
+            scrubbers.append(redactor.scrub)
 
-    redactor = runtime.agent.config.services.get("redactor")
-    if not isinstance(redactor, Redactor):
-        redactor = Redactor.from_env(runtime.env, [options.base_url])
+        def save(name: str) -> None:
+            save_config_value("theme", name, env=runtime.env)
 
-    def save(name: str) -> None:
-        save_config_value("theme", name, env=runtime.env)
+        return Started(runtime, keymap=dict(runtime.config.keys), theme=runtime.config.theme,
+                       themes=load_themes(), save_theme=save, close=lambda: anyio.run(runtime.aclose))
 
-    app = make_app(runtime, prompt=prompt, theme=runtime.config.theme, keymap=dict(runtime.config.keys),
-                   save_theme=save, notices=early)
+    app = make_app(start=start, workspace=options.workspace, prompt=prompt,
+                   theme=configured_theme(os.environ))
     route[0] = app.warn
-    handler = _NoticeHandler(lambda text: app.warn(redactor.scrub(text)))
+    handler = _NoticeHandler(lambda text: app.warn(scrub(text)))
     owl_log = logging.getLogger("owltui")
     owl_log.addHandler(handler)
     try:
@@ -86,9 +119,19 @@ def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str |
     finally:
         owl_log.removeHandler(handler)
         route[0] = to_stderr
-        for line in app.unshown_notices():
+        app.join_start()  # the runtime is built (or failed) before anything is printed
+        for line in early + app.unshown_notices():
             to_stderr(line)
-    resume = resume_line(runtime)
-    if resume:
-        print(resume)
+        if app.started is not None and not app.attached:
+            app.started.close()  # quit on the first frame: nothing ran, but the session is closed
+    error = app.start_error
+    if error is not None:  # config/provider/session errors are one clear sentence
+        print(f"owltui: {scrub(str(error) or type(error).__name__)}", file=sys.stderr)
+        return 1
+    if app.started is not None:
+        from .plain import resume_line
+
+        resume = resume_line(app.started.runtime)
+        if resume:
+            print(resume)
     return int(result or 0)

@@ -15,8 +15,10 @@ from textual.worker import Worker
 from owltui.agent import events as ev
 
 from .app_api import OwlAppApi
+from .input_routing import on_send
 from .interrupt import watch_interrupts
 from .presenter import Presenter
+from .prompt_input import PromptInput
 from .transcript import draw_history
 
 
@@ -88,6 +90,8 @@ class Lifecycle:
             app.ready = True
             if app.initial_prompt:
                 app.agent.prompt(app.initial_prompt)
+            for text, lane in app.take_boot_sent():  # typed on the first frame: sent as if now
+                await on_send(app, PromptInput.Send(text, lane))
             if not self.quitting:
                 await self._close_event.wait()
 

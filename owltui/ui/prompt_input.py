@@ -26,6 +26,8 @@ from textual.widgets import Static, TextArea
 from owltui.session.commands import Command
 from owltui.session.mentions import mention_token
 
+from . import look
+
 # an @ mention being typed, up to the cursor: @path or @"quoted path
 _MENTION = re.compile(r'(?:^|(?<=\s))@(?:"([^"\n]*)|([^\s"]*))\Z')
 LOADING = "listing the workspace's files…"
@@ -162,16 +164,7 @@ class _Mention:
 
 
 class PromptInput(TextArea):
-    DEFAULT_CSS = """
-    PromptInput {
-        height: auto;
-        min-height: 3;
-        max-height: 12;
-        margin: 0 1;
-        border: round $primary 60%;
-    }
-    PromptInput:focus { border: round $primary; }
-    """
+    DEFAULT_CSS = look.rules("PromptInput", look.INPUT) + look.rules("PromptInput:focus", look.INPUT_FOCUS)
 
     BINDINGS = [
         Binding("enter", "send", "Send / steer", priority=True, id="send"),

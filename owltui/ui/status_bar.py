@@ -13,6 +13,8 @@ from textual.widgets import Static
 
 from owltui.agent.requirement import MAX_ESCALATIONS
 
+from . import look
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1  # seconds per spinner frame
 
@@ -48,14 +50,7 @@ def _elapsed(seconds: float) -> str:
 
 
 class StatusBar(Static):
-    DEFAULT_CSS = """
-    StatusBar {
-        height: 1;
-        padding: 0 1;
-        background: $panel;
-        color: $text-muted;
-    }
-    """
+    DEFAULT_CSS = look.rules("StatusBar", look.STATUS)
 
     def __init__(self, id: str | None = None, clock: Callable[[], float] | None = None) -> None:
         super().__init__("", id=id)

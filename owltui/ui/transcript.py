@@ -12,15 +12,9 @@ from owltui.session.describe import model_display
 
 from .app_api import OwlAppApi
 from .blocks import WelcomeBlock
+from .boot import home_relative
 from .picker import PickerScreen
 from .rewind_picker import pick_rewind
-
-
-def _home(path: Path) -> str:
-    try:
-        return "~/" + str(path.relative_to(Path.home()))
-    except ValueError:
-        return str(path)
 
 
 def welcome(app: OwlAppApi) -> str:
@@ -28,7 +22,7 @@ def welcome(app: OwlAppApi) -> str:
     workspace = getattr(rt, "workspace", None) or app.agent.config.workspace
     sid = rt.session_id
     session = f"session {sid}" if sid else "session not saved"
-    return (f"OwlTUI · {model_display(rt.model_label)} · {_home(Path(workspace))} · {session} · "
+    return (f"OwlTUI · {model_display(rt.model_label)} · {home_relative(Path(workspace))} · {session} · "
             "/help for commands and keys")
 
 

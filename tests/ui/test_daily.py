@@ -536,7 +536,7 @@ def test_ui_bindings_are_the_keys_table() -> None:
     from textual.binding import Binding
 
     from owltui.session.commands.keys import BINDINGS
-    from owltui.ui.app import MainScreen
+    from owltui.ui.main_screen import MainScreen
     from owltui.ui.prompt_input import PromptInput
 
     declared: dict[str, str] = {}

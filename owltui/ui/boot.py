@@ -1,0 +1,150 @@
+"""The start-up screen: OwlTUI's first frame, drawn before the agent's modules are imported and the
+runtime is built (issue 16: the first frame no later than 1.4× a minimal Textual app's; issue 15:
+MCP servers cannot delay it). It has the main layout's look (``look``): the welcome line, the input,
+the status line and the footer.
+
+Nothing typed here is lost: the text in the editor moves into the real input with its cursor, and
+lines sent meanwhile (Enter: a prompt; Alt+Enter or Ctrl+J: a follow-up) are sent in order once the
+runtime is ready, exactly as if they had been typed then. Ctrl+C clears the editor or quits, Ctrl+D
+on an empty editor quits.
+
+``Started`` is what the start-up thread hands to the app (``launch`` builds it). Imports: Textual and
+the standard library only (``tests/arch`` checks it): this module is on the way to the first frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TextArea
+
+from . import look
+
+STARTING = "starting…"
+
+
+@dataclass
+class Started:
+    """What the start-up thread built for the app: the runtime (a ``Host``), the ``[keys]`` map, the
+    configured theme with every theme file validated, how to save a theme choice, and how to close
+    the runtime if the app quits before taking it."""
+
+    runtime: Any
+    keymap: dict[str, str] = field(default_factory=dict)
+    theme: str | None = None
+    themes: Any = None  # a ``themes.ThemeLoad``
+    save_theme: Callable[[str], None] | None = None
+    close: Callable[[], None] = lambda: None
+
+
+def home_relative(path: Path) -> str:
+    """``~/…`` for a path under the home directory."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
+
+
+def boot_welcome(workspace: Path) -> str:
+    return f"OwlTUI · {STARTING} · {home_relative(workspace)} · /help for commands and keys"
+
+
+class BootInput(TextArea):
+    """The editor of the first frame: typing works at once; what is sent is kept for later."""
+
+    DEFAULT_CSS = look.rules("BootInput", look.INPUT) + look.rules("BootInput:focus", look.INPUT_FOCUS)
+    BINDINGS = [
+        Binding("enter", "send", "Send", priority=True),
+        Binding("alt+enter,ctrl+j", "follow_up", "Follow-up", priority=True, key_display="alt+⏎"),
+        Binding("shift+enter,ctrl+n", "newline", "Newline", show=False, priority=True),
+    ]
+
+    class Sent(Message):
+        def __init__(self, text: str, lane: str) -> None:
+            super().__init__()
+            self.text = text
+            self.lane = lane
+
+    def __init__(self) -> None:
+        super().__init__("", id="input", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+
+    # queued behind the keys typed just before (as ``PromptInput`` does: the bindings have priority)
+    def action_send(self) -> None:
+        self.call_later(self._send, "prompt")
+
+    def action_follow_up(self) -> None:
+        self.call_later(self._send, "follow_up")
+
+    def action_newline(self) -> None:
+        self.call_later(self.insert, "\n")
+
+    def _send(self, lane: str) -> None:
+        text = self.text
+        if lane == "prompt" and text.endswith("\\"):  # a trailing backslash: a newline, as in the input
+            self.load_text(text[:-1] + "\n")
+            self.move_cursor(self.document.end)
+            return
+        if not text.strip():
+            return
+        self.clear()
+        self.post_message(self.Sent(text, lane))
+
+
+class BootScreen(Screen[None]):
+    """The first frame, until the app swaps in the main screen (``handover`` gives what was typed)."""
+
+    DEFAULT_CSS = (look.rules("BootScreen #conversation", look.CONVERSATION)
+                   + look.rules("BootScreen .welcome", look.WELCOME)
+                   + look.rules("BootScreen .sent", "padding: 0 1; color: $text-muted;")
+                   + look.rules("BootScreen #status", look.STATUS))
+    BINDINGS = [
+        Binding("ctrl+c", "clear_or_quit", "Quit", show=False, priority=True),
+        Binding("ctrl+d", "quit_if_empty", "Quit", show=False, priority=True),
+    ]
+
+    def __init__(self, welcome: str) -> None:
+        super().__init__()
+        self.welcome = welcome
+        self.sent: list[tuple[str, str]] = []
+        self.editor = BootInput()
+        self.conversation = VerticalScroll(Static(Text(welcome), classes="welcome"), id="conversation",
+                                           can_focus=False)
+        self.status = Static(STARTING, id="status")
+
+    def compose(self) -> ComposeResult:
+        yield self.conversation
+        yield self.editor
+        yield self.status
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.editor.focus()
+
+    async def on_boot_input_sent(self, msg: BootInput.Sent) -> None:
+        self.sent.append((msg.text, msg.lane))
+        what = "follow-up" if msg.lane == "follow_up" else "sent"
+        await self.conversation.mount(Static(Text(f"› {msg.text}  ({what} once ready)"), classes="sent"))
+
+    def handover(self) -> tuple[str, tuple[int, int], list[tuple[str, str]]]:
+        """What was typed: the editor's text, its cursor, and the lines sent (text, lane), in order."""
+        sent, self.sent = self.sent, []
+        return self.editor.text, self.editor.cursor_location, sent
+
+    async def action_clear_or_quit(self) -> None:
+        if self.editor.text:
+            self.editor.clear()
+        else:
+            await self.app.action_quit()
+
+    async def action_quit_if_empty(self) -> None:
+        if not self.editor.text:
+            await self.app.action_quit()

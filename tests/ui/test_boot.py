@@ -1,0 +1,217 @@
+"""The first frame comes before the runtime (issue 16, item 4; issue 15: MCP servers cannot delay it).
+
+``OwlApp(start=…)`` draws the boot screen (welcome line, input, status, footer) at once and builds
+the runtime in a thread; what is typed meanwhile is kept: the editor's text moves into the real input
+with its cursor, and lines sent (Enter, Ctrl+J) are sent in order once the runtime is ready. Quitting
+on the first frame closes what the thread built; a start-up error ends the app with one line. The
+modules on the way to the first frame import no pydantic, agent, tools, httpx or markdown."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from owltui.agent.messages import UserMessage
+from owltui.agent.scripted import ScriptedModel, Step
+from owltui.session.options import Options
+from owltui.ui.app import OwlApp
+from owltui.ui.blocks import InputBlock
+from owltui.ui.boot import BootScreen, Started
+from owltui.ui.host import LocalRuntime
+from owltui.ui.launch import configured_theme, launch
+from owltui.ui.main_screen import MainScreen
+from owltui.ui.themes import PACKAGE_THEMES
+
+from .conftest import SIZE, WORKSPACE, texts, wait_for
+
+pytestmark = pytest.mark.anyio
+
+HEAVY = ("pydantic", "owltui.agent", "owltui.tools", "owltui.session.runtime", "owltui.session.commands",
+         "owltui.providers.base", "httpx", "anyio", "rich.markdown", "markdown_it", "mcp")
+
+
+def test_first_frame_path_imports_nothing_heavy(tmp_path: Path) -> None:
+    """What the CLI and the app import before the first frame (a fresh interpreter)."""
+    code = (
+        "import sys, json, os\n"
+        "import owltui.cli as cli\n"
+        "options = cli.options_from(cli.build_parser().parse_args(['--provider', 'demo']))\n"
+        "from owltui.ui.app import OwlApp\n"
+        "from owltui.ui.launch import configured_theme\n"
+        "configured_theme(os.environ)\n"
+        "app = OwlApp(start=lambda: None, workspace=options.workspace)\n"
+        "app.get_default_screen().compose()\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({HEAVY!r}))))\n"
+    )
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
+                         cwd=tmp_path, timeout=60)
+    assert json.loads(out.stdout) == []
+
+
+def test_configured_theme_is_read_cheaply(tmp_path: Path) -> None:
+    env = {"XDG_CONFIG_HOME": str(tmp_path)}
+    assert configured_theme(env) is None
+    (tmp_path / "owltui").mkdir()
+    (tmp_path / "owltui" / "config.toml").write_text('theme = "owl-light"\n')
+    assert configured_theme(env) == "owl-light"
+    assert configured_theme({**env, "OWLTUI_THEME": "owl-forest"}) == "owl-forest"  # as the config does
+    (tmp_path / "owltui" / "config.toml").write_text("theme = [broken\n")
+    assert configured_theme(env) is None  # the full check in the thread says what is wrong
+
+
+class Gate:
+    """A start function that waits for the test (the runtime "is being built")."""
+
+    def __init__(self, runtime: Any = None, error: Exception | None = None) -> None:
+        self.go = threading.Event()
+        self.runtime = runtime
+        self.error = error
+        self.closed = 0
+
+    def __call__(self) -> Started:
+        assert self.go.wait(20)
+        if self.error is not None:
+            raise self.error
+        return Started(self.runtime, close=self._close)
+
+    def _close(self) -> None:
+        self.closed += 1
+
+
+def deferred(start: Gate, **kw: Any) -> OwlApp:
+    kw.setdefault("theme_dirs", [PACKAGE_THEMES])
+    return OwlApp(start=start, workspace=WORKSPACE, elapsed=lambda: 12.0, clock=lambda: 100.0,
+                  alt_enter=True, **kw)
+
+
+async def test_typed_on_the_first_frame_is_kept_and_sent_in_order() -> None:
+    model = ScriptedModel([Step(text="one"), Step(text="two")], name="scripted")
+    start = Gate(LocalRuntime(model, workspace=WORKSPACE))
+    app = deferred(start)
+    async with app.run_test(size=SIZE) as pilot:
+        boot = app.screen
+        assert isinstance(boot, BootScreen) and not app.attached
+        assert "starting" in boot.welcome and "/srv/project" in boot.welcome
+        await pilot.press(*"first question", "enter")
+        await pilot.press(*"and then this", "ctrl+j")
+        await pilot.press(*"a draft")
+        await wait_for(pilot, lambda: len(boot.sent) == 2, "both lines kept")
+        assert boot.sent == [("first question", "prompt"), ("and then this", "follow_up")]
+        start.go.set()
+        await wait_for(pilot, lambda: app.attached and isinstance(app.screen, MainScreen), "main screen")
+        assert app.input.text == "a draft" and app.input.cursor_location == (0, 7)
+        assert app.focused is app.input
+        await wait_for(pilot, lambda: model.calls >= 2 and not app.agent.running, "both sent")
+        users = [m for m in model.requests[-1].messages if isinstance(m, UserMessage)]
+        assert [(m.text, m.lane) for m in users][:2] == [("first question", "user"),
+                                                         ("and then this", "follow_up")]
+        assert "first question" in texts(app, InputBlock)
+        assert not boot.children, "the boot screen is emptied"
+        await app.action_quit()
+    assert start.closed == 0  # the app took the runtime: it closed it itself
+
+
+async def test_quit_on_the_first_frame_closes_what_was_built(tmp_path: Path) -> None:
+    start = Gate(LocalRuntime(ScriptedModel([]), workspace=WORKSPACE))
+    app = deferred(start)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app._start_thread is not None, "the start-up thread")
+        await pilot.press("ctrl+c")  # an empty editor: quits
+        await wait_for(pilot, lambda: app.quitting, "quitting")
+    start.go.set()
+    app.join_start(20)
+    assert app.started is not None and not app.attached
+    app.started.close()  # what launch does (tested end to end below)
+    assert start.closed == 1
+
+
+async def test_ctrl_c_on_the_first_frame_clears_first() -> None:
+    start = Gate(LocalRuntime(ScriptedModel([]), workspace=WORKSPACE))
+    app = deferred(start)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"oops", "ctrl+c")
+        boot = app.screen
+        assert isinstance(boot, BootScreen) and boot.editor.text == "" and not app.quitting
+        start.go.set()
+        await wait_for(pilot, lambda: app.attached, "attached")
+        await app.action_quit()
+
+
+async def test_start_error_ends_the_app() -> None:
+    start = Gate(error=RuntimeError("no API key for openai"))
+    app = deferred(start)
+    async with app.run_test(size=SIZE) as pilot:
+        start.go.set()
+        await wait_for(pilot, lambda: app.quitting, "the app ends")
+    assert app.return_value == 1 and isinstance(app.start_error, RuntimeError)
+
+
+def test_launch_quit_on_first_frame_closes_runtime_and_prints_error(monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str],
+                                                                    tmp_path: Path) -> None:
+    """``launch`` end to end with a headless app: the build fails after the first frame -> one line."""
+    import owltui.session.runtime as runtime_mod
+
+    def failing(options: Options, warn: Any = None, **_kw: Any) -> Any:
+        warn("an early warning")
+        raise RuntimeError("config file /x: field 'theme': bad")
+
+    monkeypatch.setattr(runtime_mod, "build_runtime", failing)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+
+    def headless(**kw: Any) -> OwlApp:
+        app = OwlApp(**kw)
+        app.run = lambda: OwlApp.run(app, headless=True)  # type: ignore[method-assign]
+        return app
+
+    assert launch(headless, Options(no_session=True, workspace=tmp_path)) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == "owltui: config file /x: field 'theme': bad"
+    assert "owltui: warning: an early warning" in err and "Traceback" not in err
+
+
+def test_launch_closes_an_untaken_runtime(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Quit before the runtime is attached: launch waits for the thread and closes the runtime."""
+    import owltui.session.runtime as runtime_mod
+
+    closed: list[bool] = []
+    go = threading.Event()
+    real = runtime_mod.build_runtime
+
+    def build(options: Options, warn: Any = None, **kw: Any) -> Any:
+        assert go.wait(20)
+        rt = real(options, warn=warn, model=ScriptedModel([]), env={"HOME": str(tmp_path)}, **kw)
+        original = rt.aclose
+
+        async def aclose() -> None:
+            closed.append(True)
+            await original()
+
+        rt.aclose = aclose  # type: ignore[method-assign]
+        return rt
+
+    monkeypatch.setattr(runtime_mod, "build_runtime", build)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+
+    def quits_at_once(**kw: Any) -> OwlApp:
+        app = OwlApp(**kw)
+
+        async def pilot(p: Any) -> None:
+            await wait_for(p, lambda: app._start_thread is not None, "the start-up thread")
+            await app.action_quit()
+            go.set()  # the runtime is built after the app has quit
+
+        app.run = lambda: OwlApp.run(app, headless=True, auto_pilot=pilot)  # type: ignore[method-assign]
+        return app
+
+    assert launch(quits_at_once, Options(no_session=True, workspace=tmp_path)) == 0
+    assert closed == [True]
