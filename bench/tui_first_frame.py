@@ -1,11 +1,13 @@
 """TUI start-up: OwlTUI's first frame against a minimal Textual app (Static, Input, Footer) started the
 same way, a fresh process in a pseudo-terminal (120×40), alternating runs (issue 16: at most 1.4×).
 
-Two moments per run, from the spawn: the first paint (the first write that draws text at the top
-row) and the settled screen (the last write before the terminal has been quiet for ``--quiet`` ms:
-the first full frame with everything the app draws on its own, footer and status included; the
-cursor blink comes later than that). OwlTUI runs with the offline demo model, no session, in an
-empty directory, with .pyc files present.
+Moments per run, from the spawn: the first paint (the first write that draws text at the top row);
+the full frame (the first write that draws the footer's keys - Textual draws the footer last - with
+the input and status line: OwlTUI's start-up screen, ``owltui.ui.boot``); for OwlTUI, ready (the
+first write naming the model: the runtime is built and the main screen is in); and the settled
+screen (the last write before the terminal has been quiet for ``--quiet`` ms; the cursor blink comes
+later). OwlTUI runs with the offline demo model, no session, in an empty directory, with .pyc files
+present.
 
     python bench/tui_first_frame.py [--runs 9] [--quiet 300] [--mcp-servers 2]
 
@@ -53,15 +55,20 @@ def owltui_cmd() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "owltui.cli"]
 
 
-def measure(cmd: list[str], env: dict[str, str], cwd: str, quiet: float) -> tuple[float, float]:
-    """(first paint, settled) in seconds from the spawn."""
+Moments = tuple[float, float, float, float]  # first paint, full frame, ready, settled (s)
+
+
+def measure(cmd: list[str], env: dict[str, str], cwd: str, quiet: float, footer: bytes,
+            ready_mark: bytes | None = None) -> Moments:
+    """Seconds from the spawn to each moment (ready: when ``ready_mark`` is first drawn; without
+    it, the full frame)."""
     start = time.perf_counter()
     pid, fd = pty.fork()
     if pid == 0:  # the child: its terminal is the pty
         os.chdir(cwd)
         os.execve(cmd[0], cmd, env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    first = last = 0.0
+    first = last = full = seen = 0.0
     try:
         deadline = start + 30
         while time.perf_counter() < deadline:
@@ -80,13 +87,17 @@ def measure(cmd: list[str], env: dict[str, str], cwd: str, quiet: float) -> tupl
                 first = now
             if first:
                 last = now
+                if not full and footer in data:
+                    full = now
+                if ready_mark is not None and not seen and ready_mark in data:
+                    seen = now
     finally:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         os.close(fd)
-    if not first:
-        raise RuntimeError(f"{cmd[0]} drew nothing")
-    return first, last
+    if not first or not full or (ready_mark is not None and not seen):
+        raise RuntimeError(f"{cmd[0]} did not draw everything (paint {first}, frame {full}, ready {seen})")
+    return first, full, seen or full, last
 
 
 def main() -> int:
@@ -115,30 +126,42 @@ def main() -> int:
             cfg.joinpath("config.toml").write_text("".join(
                 f'[mcp.servers.time{i}]\ncommand = "{sys.executable}"\nargs = ["-m", "mcp_server_time"]\n'
                 for i in range(args.mcp_servers)))
-        measure(ours, env, str(work), quiet)  # .pyc files and the page cache
-        measure(theirs, env, str(work), quiet)
-        rows: dict[str, list[tuple[float, float]]] = {"owltui": [], "minimal": []}
+        def run_ours(environ: dict[str, str]) -> Moments:
+            return measure(ours, environ, str(work), quiet, footer=b"Send", ready_mark=b"demo (offline)")
+
+        def run_theirs() -> Moments:
+            return measure(theirs, env, str(work), quiet, footer=b"Quit")
+
+        run_ours(env)  # .pyc files and the page cache
+        run_theirs()
+        rows: dict[str, list[Moments]] = {"owltui": [], "minimal": []}
         if args.mcp_servers:
             rows["with-mcp"] = []
         for _ in range(args.runs):
-            rows["owltui"].append(measure(ours, env, str(work), quiet))
-            rows["minimal"].append(measure(theirs, env, str(work), quiet))
+            rows["owltui"].append(run_ours(env))
+            rows["minimal"].append(run_theirs())
             if args.mcp_servers:
-                rows["with-mcp"].append(measure(ours, mcp_env, str(work), quiet))
+                rows["with-mcp"].append(run_ours(mcp_env))
         for name, samples in rows.items():
-            paint = [s[0] * 1000 for s in samples]
-            settled = [s[1] * 1000 for s in samples]
-            print(f"{name:<8} first paint median {statistics.median(paint):6.0f} ms, settled median "
-                  f"{statistics.median(settled):6.0f} ms (n={args.runs})")
-        for i, label in ((0, "first paint"), (1, "settled frame")):
-            ratios = [a[i] / b[i] for a, b in zip(rows["owltui"], rows["minimal"], strict=True)]
-            print(f"{label}: owltui / minimal app median {statistics.median(ratios):.2f}× "
-                  f"(spread {min(ratios):.2f}–{max(ratios):.2f}×, {args.runs} alternating pairs, "
-                  f"load {os.getloadavg()[0]:.2f})")
-            if args.mcp_servers:
-                mcp = [a[i] / b[i] for a, b in zip(rows["with-mcp"], rows["owltui"], strict=True)]
-                print(f"{label}: with {args.mcp_servers} MCP servers / without median "
-                      f"{statistics.median(mcp):.2f}× (spread {min(mcp):.2f}–{max(mcp):.2f}×)")
+            med = [statistics.median(s[k] * 1000 for s in samples) for k in range(4)]
+            ready = f", ready {med[2]:4.0f}" if name != "minimal" else ""
+            print(f"{name:<8} medians (ms): first paint {med[0]:4.0f}, full frame {med[1]:4.0f}{ready}, "
+                  f"settled {med[3]:4.0f} (n={args.runs})")
+
+        def spread(ratios: list[float]) -> str:
+            return (f"median {statistics.median(ratios):.2f}× (spread {min(ratios):.2f}–"
+                    f"{max(ratios):.2f}×)")
+
+        print(f"({args.runs} alternating runs each, load {os.getloadavg()[0]:.2f})")
+        for k, label in ((0, "first paint"), (1, "full frame")):
+            ratios = [a[k] / b[k] for a, b in zip(rows["owltui"], rows["minimal"], strict=True)]
+            print(f"{label}: owltui / minimal app {spread(ratios)}")
+        ratios = [a[2] / b[3] for a, b in zip(rows["owltui"], rows["minimal"], strict=True)]
+        print(f"owltui ready / minimal app settled {spread(ratios)}")
+        if args.mcp_servers:
+            for k, label in ((0, "first paint"), (1, "full frame"), (2, "ready")):
+                mcp = [a[k] / b[k] for a, b in zip(rows["with-mcp"], rows["owltui"], strict=True)]
+                print(f"{label}: with {args.mcp_servers} MCP servers / without {spread(mcp)}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -168,8 +168,8 @@ class OwlApp(App[int]):
         return MainScreen(self)
 
     def on_mount(self) -> None:
-        if not self.attached:  # the first frame first, then the runtime (in a thread)
-            self.call_after_refresh(self._begin_start)
+        if not self.attached:  # the runtime is built in a thread while the first frame is drawn
+            self._begin_start()
 
     def _begin_start(self) -> None:
         if self._start_thread is None and not self.quitting:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from owltui.ui.blocks import NoticeBlock
-from owltui.ui.themes import PACKAGE_THEMES, load_themes, theme_dirs
+from owltui.ui.themes import PACKAGE_THEMES, load_themes, package_themes, theme_dirs
 
 from .conftest import SIZE, make_app, wait_for
 
@@ -21,6 +21,29 @@ def test_shipped_themes_valid_and_in_sync() -> None:
     assert set(SHIPPED) <= set(loaded.themes)
     repo_themes = Path(__file__).resolve().parents[2] / "themes"
     assert PACKAGE_THEMES.resolve() == repo_themes.resolve(), "owltui/ui/themes must link to themes/"
+
+
+def test_first_frame_themes_are_the_validated_ones() -> None:
+    """The first frame reads the shipped themes without pydantic (``package_themes``): the same
+    themes the validated load gives."""
+    assert package_themes() == load_themes([PACKAGE_THEMES]).themes
+
+
+@pytest.mark.anyio
+async def test_first_frame_with_a_user_theme_validates_it_first(tmp_path: Path) -> None:
+    """A user's theme is on the first frame too: validated before it, not trusted."""
+    import threading
+
+    from owltui.ui.app import OwlApp
+
+    (tmp_path / "mine.toml").write_text('name = "mine"\nprimary = "#ff0000"\n')
+    (tmp_path / "bad.toml").write_text('name = "bad"\nprimary = "not a colour"\n')
+    hold = threading.Event()
+    app = OwlApp(start=lambda: (hold.wait(5), None)[1], theme="mine", theme_dirs=[PACKAGE_THEMES, tmp_path])
+    async with app.run_test(size=SIZE):
+        assert app.theme == "mine" and "bad" not in app.available_themes
+        assert any("bad.toml" in w for w in app.theme_warnings)
+        hold.set()
 
 
 def test_xdg_dir_is_searched() -> None:

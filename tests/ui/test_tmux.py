@@ -241,3 +241,24 @@ def test_daily_driver_in_tmux(tmp_path: Path) -> None:
     finally:
         t.close()
         server.close()
+
+
+def test_typed_on_the_first_frame_in_tmux(tmp_path: Path) -> None:
+    """The first frame is up before the runtime (issue 16): a prompt sent on it and a draft typed
+    after it are kept - the prompt reaches the model once the runtime is ready, the draft stays in
+    the input."""
+    server = FakeOpenAI().add(Turn(text="Answer to the early prompt."))
+    t = Tmux(_owltui(server.url), _env(tmp_path), tmp_path)
+    try:
+        end = time.monotonic() + 20
+        while "starting…" not in t.screen():  # the boot screen (polled fast: it is up ~0.3 s)
+            assert time.monotonic() < end, f"no first frame:\n{t.screen()}"
+        t.type("an early prompt")
+        t.keys("Enter")
+        t.type("a kept draft")
+        t.wait(lambda s: "Answer to the early prompt." in s, "the answer")
+        t.wait(lambda s: "│ a kept draft" in s, "the draft in the input")
+        assert "an early prompt" in str(server.requests[0]["messages"][-1]["content"])
+    finally:
+        t.close()
+        server.close()
