@@ -3,7 +3,7 @@ layer (``owltui.session.commands``), whose reply it shows, and the presenter dra
 
 ``run_tui(options, prompt)`` is the CLI entry; ``OwlApp(runtime)`` takes any ``Host`` (tests inject
 a ``LocalRuntime`` around a scripted model). ``OwlApp(start=…)`` draws its first frame first
-(``boot.BootScreen``) and builds the runtime in a thread meanwhile (``start`` returns a ``Started``);
+(``boot.BootView``) and builds the runtime in a thread meanwhile (``start`` returns a ``Started``);
 then ``attach`` swaps in the main screen, keeping what was typed. So this module imports Textual and
 the light ``boot``/``themes`` only: the command layer, the presenter and the agent's modules come in
 with the runtime, never on the way to the first frame (issue 16).
@@ -34,14 +34,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import work
-from textual.app import App, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
 
 from .alt_enter import alt_enter_distinct, install_alt_enter
-from .boot import BootScreen, Started, boot_welcome
+from .boot import BootView, Started, boot_welcome
 from .themes import ThemeLoad, load_themes, package_themes
 
 if TYPE_CHECKING:  # imported when the runtime is attached (``attach``), after the first frame
@@ -161,15 +161,19 @@ class OwlApp(App[int]):
 
     # ---- layout and start-up -------------------------------------------------------------
     def get_default_screen(self) -> Screen[Any]:
-        if not self.attached:
-            return BootScreen(boot_welcome(self._workspace))
+        if not self.attached:  # the first frame is composed on Textual's own default screen
+            return super().get_default_screen()
         from .main_screen import MainScreen
 
         return MainScreen(self)
 
+    def compose(self) -> ComposeResult:
+        if not self.attached:
+            yield BootView(boot_welcome(self._workspace))
+
     def on_mount(self) -> None:
-        if not self.attached:  # the runtime is built in a thread while the first frame is drawn
-            self._begin_start()
+        if not self.attached:  # the first frame first, then the runtime (in a thread)
+            self.call_after_refresh(self._begin_start)
 
     def _begin_start(self) -> None:
         if self._start_thread is None and not self.quitting:
@@ -215,15 +219,14 @@ class OwlApp(App[int]):
         elif started.theme:
             self._use_themes(ThemeLoad(), started.theme)
         self._bind(started.runtime, started.keymap)
-        boot = self.screen_stack[0]
-        assert isinstance(boot, BootScreen)
+        boot = self.query_one(BootView)
         text, cursor, self._boot_sent = boot.handover()
         main = MainScreen(self)
-        # the first frame is the default mode's base screen, which Textual cannot switch away from:
-        # the main screen gets a mode of its own, and the boot screen is emptied
+        # the first frame is on the default mode's base screen, which Textual cannot switch away
+        # from: the main screen gets a mode of its own, and the first frame is removed
         self.add_mode(MAIN_MODE, lambda: main)
         await self.switch_mode(MAIN_MODE)
-        await boot.remove_children()
+        await boot.remove()
         if text:
             self.input.load_text(text)
             self.input.move_cursor(cursor)

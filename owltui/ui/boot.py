@@ -1,15 +1,17 @@
-"""The start-up screen: OwlTUI's first frame, drawn before the agent's modules are imported and the
-runtime is built (issue 16: the first frame no later than 1.4× a minimal Textual app's; issue 15:
-MCP servers cannot delay it). It has the main layout's look (``look``): the welcome line, the input,
-the status line and the footer.
+"""The first frame: OwlTUI's screen drawn before the agent's modules are imported and the runtime is
+built (issue 16: the first frame no later than 1.4× a minimal Textual app's; issue 15: MCP servers
+cannot delay it). ``BootView`` has the main layout's look (``look``): the welcome line, the input,
+the status line and the footer; the app composes it on Textual's default screen.
 
-Nothing typed here is lost: the text in the editor moves into the real input with its cursor, and
-lines sent meanwhile (Enter: a prompt; Alt+Enter or Ctrl+J: a follow-up) are sent in order once the
-runtime is ready, exactly as if they had been typed then. Ctrl+C clears the editor or quits, Ctrl+D
-on an empty editor quits.
+Nothing typed is lost: keys typed before OwlTUI started (the terminal holds them) and while it
+starts land in the editor; its text moves into the real input with its cursor, and lines sent
+meanwhile (Enter: a prompt; Alt+Enter or Ctrl+J: a follow-up) are sent in order once the runtime is
+ready, exactly as if they had been typed then. Ctrl+C clears the editor or quits, Ctrl+D on an
+empty editor quits.
 
 ``Started`` is what the start-up thread hands to the app (``launch`` builds it). Imports: Textual and
-the standard library only (``tests/arch`` checks it): this module is on the way to the first frame.
+the standard library only (``tests/ui/test_boot.py`` checks it): this module is on the way to the
+first frame.
 """
 
 from __future__ import annotations
@@ -22,9 +24,8 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
 from . import look
@@ -99,26 +100,29 @@ class BootInput(TextArea):
         self.post_message(self.Sent(text, lane))
 
 
-class BootScreen(Screen[None]):
-    """The first frame, until the app swaps in the main screen (``handover`` gives what was typed)."""
+class BootView(Vertical):
+    """The first frame, composed by the app itself (a widget on Textual's default screen, not a screen
+    of its own: keys typed before a custom screen is mounted are dropped, on the default screen they
+    reach the editor). ``handover`` gives what was typed; the app then swaps in the main screen."""
 
-    DEFAULT_CSS = (look.rules("BootScreen #conversation", look.CONVERSATION)
-                   + look.rules("BootScreen .welcome", look.WELCOME)
-                   + look.rules("BootScreen .sent", "padding: 0 1; color: $text-muted;")
-                   + look.rules("BootScreen #status", look.STATUS))
+    DEFAULT_CSS = (look.rules("BootView", "height: 1fr;")
+                   + look.rules("BootView #boot-conversation", look.CONVERSATION)
+                   + look.rules("BootView .welcome", look.WELCOME)
+                   + look.rules("BootView .sent", "padding: 0 1; color: $text-muted;")
+                   + look.rules("BootView #boot-status", look.STATUS))
     BINDINGS = [
         Binding("ctrl+c", "clear_or_quit", "Quit", show=False, priority=True),
         Binding("ctrl+d", "quit_if_empty", "Quit", show=False, priority=True),
     ]
 
     def __init__(self, welcome: str) -> None:
-        super().__init__()
+        super().__init__(id="boot")
         self.welcome = welcome
         self.sent: list[tuple[str, str]] = []
         self.editor = BootInput()
-        self.conversation = VerticalScroll(Static(Text(welcome), classes="welcome"), id="conversation",
+        self.conversation = VerticalScroll(Static(Text(welcome), classes="welcome"), id="boot-conversation",
                                            can_focus=False)
-        self.status = Static(STARTING, id="status")
+        self.status = Static(STARTING, id="boot-status")
 
     def compose(self) -> ComposeResult:
         yield self.conversation
@@ -126,10 +130,8 @@ class BootScreen(Screen[None]):
         yield self.status
         yield Footer()
 
-    def on_mount(self) -> None:
-        self.editor.focus()
-
     async def on_boot_input_sent(self, msg: BootInput.Sent) -> None:
+        msg.stop()
         self.sent.append((msg.text, msg.lane))
         what = "follow-up" if msg.lane == "follow_up" else "sent"
         await self.conversation.mount(Static(Text(f"› {msg.text}  ({what} once ready)"), classes="sent"))

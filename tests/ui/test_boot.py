@@ -23,7 +23,7 @@ from owltui.agent.scripted import ScriptedModel, Step
 from owltui.session.options import Options
 from owltui.ui.app import OwlApp
 from owltui.ui.blocks import InputBlock
-from owltui.ui.boot import BootScreen, Started
+from owltui.ui.boot import BootView, Started
 from owltui.ui.host import LocalRuntime
 from owltui.ui.launch import configured_theme, launch
 from owltui.ui.main_screen import MainScreen
@@ -47,7 +47,7 @@ def test_first_frame_path_imports_nothing_heavy(tmp_path: Path) -> None:
         "from owltui.ui.launch import configured_theme\n"
         "configured_theme(os.environ)\n"
         "app = OwlApp(start=lambda: None, workspace=options.workspace)\n"
-        "app.get_default_screen().compose()\n"
+        "list(app.compose())\n"
         f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({HEAVY!r}))))\n"
     )
     env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path))
@@ -97,8 +97,8 @@ async def test_typed_on_the_first_frame_is_kept_and_sent_in_order() -> None:
     start = Gate(LocalRuntime(model, workspace=WORKSPACE))
     app = deferred(start)
     async with app.run_test(size=SIZE) as pilot:
-        boot = app.screen
-        assert isinstance(boot, BootScreen) and not app.attached
+        boot = app.query_one(BootView)
+        assert not app.attached
         assert "starting" in boot.welcome and "/srv/project" in boot.welcome
         await pilot.press(*"first question", "enter")
         await pilot.press(*"and then this", "ctrl+j")
@@ -114,7 +114,7 @@ async def test_typed_on_the_first_frame_is_kept_and_sent_in_order() -> None:
         assert [(m.text, m.lane) for m in users][:2] == [("first question", "user"),
                                                          ("and then this", "follow_up")]
         assert "first question" in texts(app, InputBlock)
-        assert not boot.children, "the boot screen is emptied"
+        assert not boot.is_attached, "the first frame is gone"
         await app.action_quit()
     assert start.closed == 0  # the app took the runtime: it closed it itself
 
@@ -138,8 +138,8 @@ async def test_ctrl_c_on_the_first_frame_clears_first() -> None:
     app = deferred(start)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"oops", "ctrl+c")
-        boot = app.screen
-        assert isinstance(boot, BootScreen) and boot.editor.text == "" and not app.quitting
+        boot = app.query_one(BootView)
+        assert boot.editor.text == "" and not app.quitting
         start.go.set()
         await wait_for(pilot, lambda: app.attached, "attached")
         await app.action_quit()

@@ -244,16 +244,19 @@ def test_daily_driver_in_tmux(tmp_path: Path) -> None:
 
 
 def test_typed_on_the_first_frame_in_tmux(tmp_path: Path) -> None:
-    """The first frame is up before the runtime (issue 16): a prompt sent on it and a draft typed
+    """The first frame is up before the runtime (issue 16): text typed before OwlTUI even started
+    (the terminal holds it) lands in the input, a prompt sent on the first frame and a draft typed
     after it are kept - the prompt reaches the model once the runtime is ready, the draft stays in
     the input."""
     server = FakeOpenAI().add(Turn(text="Answer to the early prompt."))
-    t = Tmux(_owltui(server.url), _env(tmp_path), tmp_path)
+    cmd = ["sh", "-c", "sleep 0.5; exec " + subprocess.list2cmdline(_owltui(server.url))]
+    t = Tmux(cmd, _env(tmp_path), tmp_path)
     try:
+        t.type("an early prompt")  # before the process starts
         end = time.monotonic() + 20
         while "starting…" not in t.screen():  # the boot screen (polled fast: it is up ~0.3 s)
             assert time.monotonic() < end, f"no first frame:\n{t.screen()}"
-        t.type("an early prompt")
+        t.wait(lambda s: "│ an early prompt" in s, "the early text in the input")
         t.keys("Enter")
         t.type("a kept draft")
         t.wait(lambda s: "Answer to the early prompt." in s, "the answer")
