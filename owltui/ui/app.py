@@ -113,6 +113,7 @@ class OwlApp(App[int]):
         self.started: Started | None = None
         self.start_error: BaseException | None = None
         self._boot_sent: list[tuple[str, str]] = []
+        self.unsent: list[str] = []  # typed on the first frame when the start failed (launch prints it)
         self._shipped_only = False  # the first frame had only the shipped themes (not yet validated)
         if runtime is not None:
             self._use_themes(load_themes(theme_dirs), theme)
@@ -203,9 +204,11 @@ class OwlApp(App[int]):
     async def attach(self) -> None:
         """Swap the main screen in for the first frame, with what was typed meanwhile."""
         started = self.started
-        if started is None:  # the start failed: launch prints why
+        if started is None:  # the start failed: launch prints why, and what was typed
             if not self.quitting:
                 self.quitting = True
+                text, _cursor, sent = self.query_one(BootView).handover()
+                self.unsent = [line for line, _lane in sent] + ([text] if text.strip() else [])
                 self.exit(1)
             return
         if self.attached or self.quitting:

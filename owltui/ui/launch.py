@@ -30,6 +30,7 @@ class LaunchedApp(Protocol):
     started: Started | None
     start_error: BaseException | None
     attached: bool
+    unsent: list[str]
 
     def warn(self, text: str) -> None: ...
 
@@ -127,6 +128,10 @@ def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str |
     error = app.start_error
     if error is not None:  # config/provider/session errors are one clear sentence
         print(f"owltui: {scrub(str(error) or type(error).__name__)}", file=sys.stderr)
+        if app.unsent:  # nothing typed is lost: shown as typed, for copying
+            print("owltui: not sent (typed while OwlTUI was starting):", file=sys.stderr)
+            for text in app.unsent:
+                print(text, file=sys.stderr)
         return 1
     if app.started is not None:
         from .plain import resume_line

@@ -3,7 +3,8 @@
 ``OwlApp(start=…)`` draws the boot screen (welcome line, input, status, footer) at once and builds
 the runtime in a thread; what is typed meanwhile is kept: the editor's text moves into the real input
 with its cursor, and lines sent (Enter, Ctrl+J) are sent in order once the runtime is ready. Quitting
-on the first frame closes what the thread built; a start-up error ends the app with one line. The
+on the first frame closes what the thread built; a start-up error ends the app with one line, and
+what was typed is printed after it, not lost. The
 modules on the way to the first frame import no pydantic, agent, tools, httpx or markdown."""
 
 from __future__ import annotations
@@ -145,16 +146,19 @@ async def test_ctrl_c_on_the_first_frame_clears_first() -> None:
         await app.action_quit()
 
 
-async def test_start_error_ends_the_app() -> None:
+async def test_start_error_ends_the_app_keeping_what_was_typed() -> None:
     start = Gate(error=RuntimeError("no API key for openai"))
     app = deferred(start)
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"a long prompt", "enter", *"half typed")
+        await wait_for(pilot, lambda: len(app.query_one(BootView).sent) == 1, "sent on the first frame")
         start.go.set()
         await wait_for(pilot, lambda: app.quitting, "the app ends")
     assert app.return_value == 1 and isinstance(app.start_error, RuntimeError)
+    assert app.unsent == ["a long prompt", "half typed"]  # launch prints them (below)
 
 
-def test_launch_quit_on_first_frame_closes_runtime_and_prints_error(monkeypatch: pytest.MonkeyPatch,
+def test_launch_start_error_is_one_line_and_keeps_what_was_typed(monkeypatch: pytest.MonkeyPatch,
                                                                     capsys: pytest.CaptureFixture[str],
                                                                     tmp_path: Path) -> None:
     """``launch`` end to end with a headless app: the build fails after the first frame -> one line."""
@@ -176,6 +180,31 @@ def test_launch_quit_on_first_frame_closes_runtime_and_prints_error(monkeypatch:
     err = capsys.readouterr().err
     assert err.splitlines()[-1] == "owltui: config file /x: field 'theme': bad"
     assert "owltui: warning: an early warning" in err and "Traceback" not in err
+
+    hold = threading.Event()
+
+    def failing_later(options: Options, warn: Any = None, **_kw: Any) -> Any:
+        assert hold.wait(20)
+        raise RuntimeError("no API key for openai")
+
+    def typed_then_fails(**kw: Any) -> OwlApp:
+        app = OwlApp(**kw)
+
+        async def pilot(p: Any) -> None:  # type, then let the build fail
+            await p.press(*"my prompt", "enter", *"more")
+            boot = app.query_one(BootView)
+            await wait_for(p, lambda: boot.editor.text == "more" and bool(boot.sent), "typed")
+            hold.set()
+            await wait_for(p, lambda: app.quitting, "the app ends")
+
+        app.run = lambda: OwlApp.run(app, headless=True, auto_pilot=pilot)  # type: ignore[method-assign]
+        return app
+
+    monkeypatch.setattr(runtime_mod, "build_runtime", failing_later)
+    assert launch(typed_then_fails, Options(no_session=True, workspace=tmp_path)) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-4:] == ["owltui: no API key for openai", "owltui: not sent (typed while OwlTUI was starting):",
+                        "my prompt", "more"]
 
 
 def test_launch_closes_an_untaken_runtime(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
