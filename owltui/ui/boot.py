@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -29,6 +29,10 @@ from textual.message import Message
 from textual.widgets import Footer, Static, TextArea
 
 from . import look
+from .themes import ThemeLoad
+
+if TYPE_CHECKING:
+    from owltui.session.commands import Host
 
 STARTING = "starting…"
 
@@ -39,10 +43,10 @@ class Started:
     configured theme with every theme file validated, how to save a theme choice, and how to close
     the runtime if the app quits before taking it."""
 
-    runtime: Any
+    runtime: Host
     keymap: dict[str, str] = field(default_factory=dict)
     theme: str | None = None
-    themes: Any = None  # a ``themes.ThemeLoad``
+    themes: ThemeLoad | None = None
     save_theme: Callable[[str], None] | None = None
     close: Callable[[], None] = lambda: None
 
