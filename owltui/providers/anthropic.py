@@ -31,7 +31,7 @@ from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
 from .history import Turn, UserTurn, turns
 from .table import PROVIDERS
-from .wirecache import MIXED, SameList, Slots, TurnStream, commas
+from .wirecache import MIXED, SameList, Slots, TurnWire, commas
 from .wirecache import key as wire_key
 from .wirejson import encode, loose, piece
 
@@ -130,35 +130,26 @@ def _marked(message: bytes) -> bytes:
     return message[:-3] + _MARK
 
 
-class _Wire:
+class _Wire(TurnWire):
     """One history's encoded messages (see ``wirecache``). Breakpoints move every round, so the
     last two closed user messages are kept apart (``recent``), unmarked; what comes before them is
     never marked again and is joined into ``frozen``."""
 
-    __slots__ = ("flags", "frozen", "recent", "started", "tail", "tail_key", "turns")
+    __slots__ = ("frozen", "recent", "started")
 
     def __init__(self) -> None:
-        self.turns = TurnStream()
+        super().__init__()
         self.frozen = bytearray()
         self.recent: list[tuple[bytes, bool]] = []  # (unmarked message, is a user message)
         self.started = False  # a message was written ("(continuing)" goes first if it was not a user's)
-        self.flags = 0  # of every closed piece
-        self.tail_key: tuple[UserTurn, int, int] | None = None
-        self.tail: tuple[bytes, int] = (b"", 0)
 
     def reset(self) -> None:
-        self.turns.reset()
+        super().reset()
         self.frozen = bytearray()
         self.recent = []
         self.started = False
-        self.flags = 0
-        self.tail_key = None
-        self.tail = (b"", 0)
 
-    def _user(self, turn: UserTurn) -> tuple[bytes, int]:
-        key = self.tail_key
-        if key is not None and key[0] is turn and key[1] == len(turn.results) and key[2] == len(turn.texts):
-            return self.tail
+    def encode_user(self, turn: UserTurn) -> tuple[bytes, int]:
         return piece({"role": "user", "content": _user_blocks(turn)}, depth=2)
 
     def _add(self, message: tuple[bytes, int], user: bool) -> None:
@@ -180,26 +171,19 @@ class _Wire:
 
     def messages(self, items: Sequence[Item], cache_turns: int) -> tuple[list[bytes | bytearray], int]:
         """The pieces of the messages array (joined with commas), and their flags."""
-        closed = self.turns.advance(items)
-        if closed is None:
-            self.reset()
-            closed = self.turns.advance(items)
-            assert closed is not None
-        for turn in closed:
+        for turn in self.closed_turns(items):
             if isinstance(turn, UserTurn):
-                self._add(self._user(turn), True)
+                self._add(self.user(turn), True)
             else:
                 msg = _turn_message(turn)
                 if msg is not None:
                     self._add(piece(msg, depth=2), False)
-        tail = self.turns.tail()
         trailing = list(self.recent)
         flags = self.flags
+        tail = self.open_tail()
         if tail is not None:
-            self.tail = self._user(tail)
-            self.tail_key = (tail, len(tail.results), len(tail.texts))
-            trailing.append((self.tail[0], True))
-            flags |= self.tail[1]
+            trailing.append((tail[0], True))
+            flags |= tail[1]
         if not self.started and not trailing:
             trailing.append((encode(CONTINUING, depth=2), True))
         marked = 0

@@ -32,7 +32,7 @@ from .errors import bad_event_message
 from .fast import loads, text_delta, thinking_delta
 from .history import Turn, UserTurn, turns
 from .table import PROVIDERS
-from .wirecache import MIXED, SameList, Slots, TurnStream, commas
+from .wirecache import MIXED, SameList, Slots, TurnWire, commas
 from .wirecache import key as wire_key
 from .wirejson import encode, loose, piece
 
@@ -115,55 +115,39 @@ def _turn_bytes(turn: Turn) -> tuple[bytes, int]:
     return piece(_assistant(turn), depth=2)
 
 
-class _Wire:
+class _Wire(TurnWire):
     """One history's encoded messages (see ``wirecache``): the closed turns' bytes, joined."""
 
-    __slots__ = ("closed", "flags", "tail", "tail_key", "turns")
+    __slots__ = ("closed",)
 
     def __init__(self) -> None:
-        self.turns = TurnStream()
+        super().__init__()
         self.closed = bytearray()
-        self.flags = 0  # of every closed piece
-        self.tail_key: tuple[UserTurn, int, int] | None = None
-        self.tail: tuple[bytes, int] = (b"", 0)
 
     def reset(self) -> None:
-        self.turns.reset()
+        super().reset()
         self.closed = bytearray()
-        self.flags = 0
-        self.tail_key = None
-        self.tail = (b"", 0)
 
-    def _user(self, turn: UserTurn) -> tuple[bytes, int]:
-        key = self.tail_key
-        if key is not None and key[0] is turn and key[1] == len(turn.results) and key[2] == len(turn.texts):
-            return self.tail
+    def encode_user(self, turn: UserTurn) -> tuple[bytes, int]:
         return _turn_bytes(turn)
 
     def messages(self, items: Sequence[Item]) -> tuple[list[bytes | bytearray], int]:
         """The pieces of the messages array after the system prompt (joined with commas), and
         their flags."""
-        closed = self.turns.advance(items)
-        if closed is None:
-            self.reset()
-            closed = self.turns.advance(items)
-            assert closed is not None
-        for turn in closed:
-            data, flags = self._user(turn) if isinstance(turn, UserTurn) else _turn_bytes(turn)
+        for turn in self.closed_turns(items):
+            data, flags = self.user(turn) if isinstance(turn, UserTurn) else _turn_bytes(turn)
             self.flags |= flags
             if data:
                 if self.closed:
                     self.closed += b","
                 self.closed += data
-        tail = self.turns.tail()
         out: list[bytes | bytearray] = [self.closed] if self.closed else []  # joined at once: no copy
         flags = self.flags
+        tail = self.open_tail()
         if tail is not None:
-            self.tail = self._user(tail)
-            self.tail_key = (tail, len(tail.results), len(tail.texts))
-            if self.tail[0]:
-                out.append(self.tail[0])
-            flags |= self.tail[1]
+            if tail[0]:
+                out.append(tail[0])
+            flags |= tail[1]
         return out, flags
 
 

@@ -5,6 +5,8 @@ last one plus a few items. ``TurnStream`` is ``history.turns`` computed incremen
 each turn once, when it can no longer change (a user turn closes when the next assistant message
 arrives), and recomputes only the open tail (the newest user turn, with the synthetic results of
 calls that have none yet) per request. The providers encode closed turns once and keep the bytes.
+``history.turns`` stays the plain one-pass version on purpose: it is what the providers fall back to
+when the cache fails, so a fault here never reaches the fallback (a test checks that).
 
 The cache follows one sequence object (the history's ``model_view()``): a request whose
 ``messages`` is another object (a compaction made a new view, a session was resumed or rewound),
@@ -156,6 +158,54 @@ class TurnStream:
 def _missing(pending: dict[str, str]) -> list[ToolResult]:
     return [ToolResult(call_id=call_id, name=name, content=MISSING_RESULT, is_error=True, status="skipped")
             for call_id, name in pending.items()]
+
+
+class TurnWire:
+    """What each provider's encoded history shares: the turn stream, the flags of the closed pieces,
+    and the open user turn's bytes, reused while it has not grown. A provider gives ``encode_user``
+    and builds its messages from ``closed_turns`` and ``open_tail``."""
+
+    __slots__ = ("flags", "tail", "tail_key", "turns")
+
+    def __init__(self) -> None:
+        self.turns = TurnStream()
+        self.flags = 0  # of every closed piece
+        self.tail_key: tuple[UserTurn, int, int] | None = None
+        self.tail: tuple[bytes, int] = (b"", 0)
+
+    def reset(self) -> None:
+        self.turns.reset()
+        self.flags = 0
+        self.tail_key = None
+        self.tail = (b"", 0)
+
+    def encode_user(self, turn: UserTurn) -> tuple[bytes, int]:
+        raise NotImplementedError
+
+    def user(self, turn: UserTurn) -> tuple[bytes, int]:
+        """A user turn's bytes and flags (the open tail's, if it is that turn unchanged)."""
+        key = self.tail_key
+        if key is not None and key[0] is turn and key[1] == len(turn.results) and key[2] == len(turn.texts):
+            return self.tail
+        return self.encode_user(turn)
+
+    def closed_turns(self, items: Sequence[Item]) -> list[Turn]:
+        """The turns closed since the last request (all of them again after a reset)."""
+        closed = self.turns.advance(items)
+        if closed is None:
+            self.reset()
+            closed = self.turns.advance(items)
+            assert closed is not None
+        return closed
+
+    def open_tail(self) -> tuple[bytes, int] | None:
+        """The open user turn's bytes and flags (kept for the next request), or None."""
+        tail = self.turns.tail()
+        if tail is None:
+            return None
+        self.tail = self.user(tail)
+        self.tail_key = (tail, len(tail.results), len(tail.texts))
+        return self.tail
 
 
 class Slots:
