@@ -17,6 +17,7 @@ What a front end calls:
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .spec import Args, CommandError, Context, Pick, Reply, Unavailable
@@ -35,6 +36,20 @@ def _checkpointing(ctx: Context, verb: str) -> Checkpointing:
     if ctx.host.agent.running:
         raise CommandError(f"a run is going: wait or abort ({ctx.front.abort_key}) before {verb}", "warning")
     return cps
+
+
+def _later(work: Callable[[], Awaitable[Reply]]) -> Reply:
+    """A reply whose ``then`` runs ``work`` (git, in a worker thread); a rewind error is its reply."""
+
+    async def finish() -> Reply:
+        from ..rewind import RewindError
+
+        try:
+            return await work()
+        except RewindError as exc:
+            return Reply(str(exc), "error", ok=False)
+
+    return Reply(then=finish())
 
 
 def _paths(paths: list[str], limit: int = 6) -> str:
@@ -63,16 +78,10 @@ def _short(text: str, width: int = 50) -> str:
 def checkpoints(ctx: Context, _a: Args) -> Reply:
     cps = _checkpointing(ctx, "listing checkpoints")
 
-    async def finish() -> Reply:
-        from ..rewind import RewindError
+    async def listed() -> Reply:
+        return Reply(data={"checkpoints": [c.wire() for c in await cps.checkpoints()]})
 
-        try:
-            found = await cps.checkpoints()
-        except RewindError as exc:
-            return Reply(str(exc), "error", ok=False)
-        return Reply(data={"checkpoints": [c.wire() for c in found]})
-
-    return Reply(then=finish())
+    return _later(listed)
 
 
 def _rewind(ctx: Context, checkpoint_id: str | None, files: bool, conversation: bool, verb: str) -> Reply:
@@ -80,16 +89,10 @@ def _rewind(ctx: Context, checkpoint_id: str | None, files: bool, conversation: 
         raise CommandError("nothing to rewind: both files and conversation are false")
     cps = _checkpointing(ctx, verb)
 
-    async def finish() -> Reply:
-        from ..rewind import RewindError
+    async def rewound() -> Reply:
+        return _said(await cps.rewind(checkpoint_id, files=files, conversation=conversation), files)
 
-        try:
-            done = await cps.rewind(checkpoint_id, files=files, conversation=conversation)
-        except RewindError as exc:
-            return Reply(str(exc), "error", ok=False)
-        return _said(done, files)
-
-    return Reply(then=finish())
+    return _later(rewound)
 
 
 def rewind(ctx: Context, a: Args) -> Reply:
@@ -107,13 +110,8 @@ def undo(ctx: Context, _a: Args) -> Reply:
     """``/undo``: the last turn's file changes, rewound."""
     cps = _checkpointing(ctx, "/undo")
 
-    async def finish() -> Reply:
-        from ..rewind import RewindError
-
-        try:
-            done = await cps.rewind(None, files=True, conversation=False)
-        except RewindError as exc:
-            return Reply(str(exc), "error", ok=False)
+    async def undone() -> Reply:
+        done = await cps.rewind(None, files=True, conversation=False)
         n = len(done.restored)
         if not n:
             return Reply("nothing to undo: the files are as they were before the last turn", "info",
@@ -121,20 +119,15 @@ def undo(ctx: Context, _a: Args) -> Reply:
         return Reply(f"undone: {n} file{'' if n == 1 else 's'} as before the last turn "
                      f"({_paths(done.restored)})", "success", data={"restored": done.restored})
 
-    return Reply(then=finish())
+    return _later(undone)
 
 
 def pick_checkpoint(ctx: Context) -> Reply:
     """``/rewind`` without an id: the picker (see the module)."""
     cps = _checkpointing(ctx, "/rewind")
 
-    async def finish() -> Reply:
-        from ..rewind import RewindError
-
-        try:
-            listing = await cps.listing()
-        except RewindError as exc:
-            return Reply(str(exc), "error", ok=False)
+    async def picker() -> Reply:
+        listing = await cps.listing()
         if not listing.rows:
             return Reply("no checkpoints yet: one is taken before each prompt", "info")
         labels = tuple(row.label for row in listing.rows)
@@ -147,4 +140,4 @@ def pick_checkpoint(ctx: Context) -> Reply:
                     note=listing.ignored)
         return Reply(text, data=data, pick=pick)
 
-    return Reply(then=finish())
+    return _later(picker)
