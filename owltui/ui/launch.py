@@ -82,8 +82,7 @@ def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str |
     def to_stderr(text: str) -> None:
         print(f"owltui: warning: {text}", file=sys.stderr)
 
-    early: list[str] = []
-    route: list[Callable[[str], None]] = [early.append]
+    route: list[Callable[[str], None]] = [to_stderr]  # the app's notices while it runs
 
     def warn(text: str) -> None:  # build_runtime scrubs what it hands here
         route[0](text)
@@ -121,7 +120,7 @@ def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str |
         owl_log.removeHandler(handler)
         route[0] = to_stderr
         app.join_start()  # the runtime is built (or failed) before anything is printed
-        for line in early + app.unshown_notices():
+        for line in app.unshown_notices():
             to_stderr(line)
         if app.started is not None and not app.attached:
             app.started.close()  # quit on the first frame: nothing ran, but the session is closed

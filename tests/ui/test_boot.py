@@ -120,7 +120,9 @@ async def test_typed_on_the_first_frame_is_kept_and_sent_in_order() -> None:
     assert start.closed == 0  # the app took the runtime: it closed it itself
 
 
-async def test_quit_on_the_first_frame_closes_what_was_built(tmp_path: Path) -> None:
+async def test_quit_on_the_first_frame_leaves_the_runtime_to_launch() -> None:
+    """Quitting before the runtime is built: the thread still finishes, the app never takes the
+    runtime, and it is left for ``launch`` to close (``test_launch_closes_an_untaken_runtime``)."""
     start = Gate(LocalRuntime(ScriptedModel([]), workspace=WORKSPACE))
     app = deferred(start)
     async with app.run_test(size=SIZE) as pilot:
@@ -129,9 +131,8 @@ async def test_quit_on_the_first_frame_closes_what_was_built(tmp_path: Path) -> 
         await wait_for(pilot, lambda: app.quitting, "quitting")
     start.go.set()
     app.join_start(20)
-    assert app.started is not None and not app.attached
-    app.started.close()  # what launch does (tested end to end below)
-    assert start.closed == 1
+    assert app.started is not None and app.started.runtime is start.runtime
+    assert not app.attached and start.closed == 0
 
 
 async def test_ctrl_c_on_the_first_frame_clears_first() -> None:
