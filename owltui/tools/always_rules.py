@@ -46,8 +46,7 @@ def bash_rule(cmd: Command) -> str | None:
     words = [w.value for w in cmd.words]
     if not words or not all(w.static for w in cmd.words):
         return None
-    forms = program_forms(cmd.words[0], for_deny=False)
-    prog = forms[-1] if len(forms) > 1 else forms[0]
+    prog = program_forms(cmd.words[0], for_deny=False)[-1]  # the basename in a system directory
     name = cmd.program
     args = words[1:]
 

@@ -66,20 +66,15 @@ def resolve_path(workspace: Path, path: str) -> Path:
         raise ToolError("path is empty")
     if "\0" in path:
         raise ToolError("path contains a NUL character")
-    resolved = None
-    for candidate in name_candidates(path):
-        p = Path(os.path.expanduser(candidate))
-        if not p.is_absolute():
-            p = workspace / p
-        p = Path(os.path.normpath(p))
-        if resolved is None:
-            resolved = p
-        elif os.path.lexists(resolved) or not os.path.lexists(p):
-            break
-        else:
-            resolved = p
-    assert resolved is not None
-    return resolved
+    as_given, *decoded = (_absolute(workspace, c) for c in name_candidates(path))
+    if decoded and not os.path.lexists(as_given) and os.path.lexists(decoded[0]):
+        return decoded[0]  # the visible form of a name that exists (and the name as given does not)
+    return as_given
+
+
+def _absolute(workspace: Path, path: str) -> Path:
+    p = Path(os.path.expanduser(path))
+    return Path(os.path.normpath(p if p.is_absolute() else workspace / p))
 
 
 def is_inside(workspace: Path, path: Path) -> bool:

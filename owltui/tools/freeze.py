@@ -72,10 +72,6 @@ class Freezer:
         return (at if at is not None else time.monotonic()) - total
 
     @property
-    def is_frozen(self) -> bool:
-        return self._frozen_at is not None
-
-    @property
     def frozen_seconds(self) -> float:
         """Time spent frozen so far (all pauses, the current one included)."""
         with self._lock:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .base import MAX_BYTES, utf8_len
-from .rg import WALK_FLAGS, rg_name, run_rg
+from .rg import list_files_raw, rg_name
 from .search_globs import relative_to
 from .textcodec import HEAD_BYTES, SINGLE, read_head, show_name, sniff, visible
 
@@ -52,18 +52,12 @@ class GrepOutput:
         """List, in a thread of its own, the files rg would search without the -g override; records
         wait for the list."""
         listed = self._listed = threading.Event()
-        args = [*WALK_FLAGS, "--files", "--null", *type_args, "--", arg]
 
         def run() -> None:
-            parts: list[bytes] = []
-
-            def keep(chunk: bytes) -> bool:
-                parts.append(chunk)
-                return True
-
             try:
-                if run_rg(args, self.workspace, keep, stop).code != 2:
-                    self._allowed = set(b"".join(parts).split(b"\0"))
+                result, out = list_files_raw(arg, self.workspace, stop, type_args)
+                if result.code != 2:
+                    self._allowed = set(out.split(b"\0"))
             finally:
                 listed.set()
 

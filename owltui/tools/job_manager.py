@@ -166,10 +166,15 @@ class JobManager:
                     fresh.append(entry)
         return entries, fresh
 
+    def _listed(self, esc: Escapee) -> EscapedJob | None:
+        """The entry of ``esc`` (same pid and start time), if it is listed already."""
+        return next((job for job in self._jobs.values()
+                     if isinstance(job, EscapedJob) and job.pid == esc.pid and job.start == esc.start), None)
+
     def _entry_for(self, esc: Escapee) -> tuple[EscapedJob | None, bool]:
-        for job in self._jobs.values():
-            if isinstance(job, EscapedJob) and job.pid == esc.pid and job.start == esc.start:
-                return job, False
+        listed = self._listed(esc)
+        if listed is not None:
+            return listed, False
         if self._closed or esc.ended:
             return None, False
         entry = EscapedJob(str(self._next), esc)
@@ -195,13 +200,11 @@ class JobManager:
             self._in_loop(self._escaped_ended, esc)
 
     def _escaped_ended(self, esc: Escapee) -> None:
-        for entry in self._jobs.values():
-            if isinstance(entry, EscapedJob) and entry.pid == esc.pid and entry.start == esc.start:
-                if entry.running:
-                    entry.mark_ended(esc.exit_code)
-                    self._emit(JobEvent("finished", entry.id, entry.command, esc.exit_code,
-                                        escaped=True, pid=entry.pid))
-                return
+        entry = self._listed(esc)
+        if entry is not None and entry.running:
+            entry.mark_ended(esc.exit_code)
+            self._emit(JobEvent("finished", entry.id, entry.command, esc.exit_code, escaped=True,
+                                pid=entry.pid))
 
     # ---- queries ------------------------------------------------------------------------------
     def get(self, job_id: str) -> AnyJob | None:

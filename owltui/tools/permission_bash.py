@@ -21,12 +21,15 @@ from .shell_parse import Analysis, Command, analyze
 SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})
 
 
+def _first_match(patterns: list[str], cmd: Command, for_deny: bool) -> str | None:
+    """The first of ``patterns`` that matches ``cmd`` (its ``subjects`` for allow or deny rules)."""
+    forms = subjects(cmd, for_deny)
+    return next((p for p in patterns if any(rule_matches(p, s) for s in forms)), None)
+
+
 def allowed(rules: Rules, cmd: Command) -> str | None:
     """The allow rule that matches ``cmd``, if any."""
-    for pattern in rules.allow.get("bash", []):
-        if any(rule_matches(pattern, s) for s in subjects(cmd, for_deny=False)):
-            return pattern
-    return None
+    return _first_match(rules.allow.get("bash", []), cmd, for_deny=False)
 
 
 def _cwds(workspace: Path, a: Analysis) -> set[Path] | None:
@@ -84,10 +87,9 @@ def deny_bash(rules: Rules, a: Analysis) -> tuple[str | None, list[str]]:
     if "*" in patterns:
         return f"Refused: the deny rule bash = '*' in {RULES_FILE} blocks this call.", []
     for cmd in a.commands:
-        for pattern in patterns:
-            if any(rule_matches(pattern, s) for s in subjects(cmd, for_deny=True)):
-                return (f"Refused: the deny rule bash = {pattern!r} in {RULES_FILE} blocks "
-                        f"`{cmd.text}`."), []
+        pattern = _first_match(patterns, cmd, for_deny=True)
+        if pattern is not None:
+            return f"Refused: the deny rule bash = {pattern!r} in {RULES_FILE} blocks `{cmd.text}`.", []
     doubts = list(a.opaque)
     if a.error and a.error not in doubts:
         doubts.append(a.error)
@@ -99,10 +101,9 @@ def deny_bash(rules: Rules, a: Analysis) -> tuple[str | None, list[str]]:
         if hit is not None:
             doubts.append(f"`{cmd.text}` may expand to a command the deny rule {hit!r} blocks")
     for cmd in a.possible:
-        for pattern in patterns:
-            if any(rule_matches(pattern, s) for s in subjects(cmd, for_deny=True)):
-                doubts.append(f"may run `{cmd.text}`, which the deny rule {pattern!r} blocks")
-                break
+        pattern = _first_match(patterns, cmd, for_deny=True)
+        if pattern is not None:
+            doubts.append(f"may run `{cmd.text}`, which the deny rule {pattern!r} blocks")
     return None, list(dict.fromkeys(doubts))
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import signal
 import subprocess
 import tempfile
 import threading
@@ -31,6 +30,8 @@ from typing import Protocol, TextIO
 import anyio
 
 from .base import MAX_BYTES, MAX_LINES
+from .proc_signals import group_alive as group_alive
+from .proc_signals import signal_group
 from .reaper import MARK, REAPER, become_subreaper
 from .sandbox import SandboxPolicy, child_env
 from .sanitize import StreamSanitizer
@@ -181,57 +182,6 @@ class OutputSink:
         with self._lock:
             source = self._tail if self.path is not None else "".join(self._mem)
         return _last_lines(source.rstrip("\n"), lines - 1, chars)
-
-
-def _group_members_alive(pgid: int) -> bool:
-    """Any process of the group that is not a zombie? (orphaned zombies may never be reaped in a
-    container, so ``killpg(pgid, 0)`` alone would report them alive.)"""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
-
-
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    if os.path.isdir("/proc/self"):
-        return _group_members_alive(pgid)
-    return True
-
-
-def signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def kill_groups_sync(pgids: list[int], grace: float = KILL_GRACE) -> None:
-    """TERM every group, wait up to ``grace`` seconds, then KILL what is left (blocking)."""
-    for pgid in pgids:
-        signal_group(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    alive = [p for p in pgids if group_alive(p)]
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.01)
-        alive = [p for p in alive if group_alive(p)]
-    for pgid in alive:
-        signal_group(pgid, signal.SIGKILL)
 
 
 def _shell() -> str:

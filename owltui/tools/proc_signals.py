@@ -1,5 +1,5 @@
-"""Signalling processes: one pid or process group (gone or foreign ones are skipped), and
-``stop_sync``/``cont_sync``, which freeze and thaw whole trees."""
+"""Signalling processes: one pid or process group (gone or foreign ones are skipped), whether a
+group is still alive, and ``stop_sync``/``cont_sync``, which freeze and thaw whole trees."""
 
 from __future__ import annotations
 
@@ -21,12 +21,38 @@ def signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def group_alive(pgid: int) -> bool:
-    """Whether process group ``pgid`` has a live member (``proc.group_alive``, imported lazily:
-    ``proc`` imports the reaper)."""
-    from .proc import group_alive as alive
+def _group_members_alive(pgid: int) -> bool:
+    """Any process of the group that is not a zombie? (orphaned zombies may never be reaped in a
+    container, so ``killpg(pgid, 0)`` alone would report them alive.)"""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
 
-    return alive(pgid)
+
+def group_alive(pgid: int) -> bool:
+    """Whether process group ``pgid`` has a live member (one we may not signal counts as alive)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if os.path.isdir("/proc/self"):
+        return _group_members_alive(pgid)
+    return True
 
 
 def stop_sync(pgids: Iterable[int], collect: Callable[[], set[int]]) -> tuple[set[int], set[int]]:

@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from .landlock import libc
 from .proc_signals import cont_sync as cont_sync
 from .proc_signals import group_alive, signal_group, signal_pid
 from .proc_signals import stop_sync as stop_sync
@@ -83,13 +84,9 @@ def become_subreaper() -> bool:
         if not sys.platform.startswith("linux"):
             return False
         try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            prctl = libc.prctl
-            prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-            if prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-                log.warning("PR_SET_CHILD_SUBREAPER failed: %s", os.strerror(ctypes.get_errno()))
+            lib = libc()  # the sandbox's handles (prctl typed once)
+            if lib.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+                log.warning("PR_SET_CHILD_SUBREAPER failed: %s", os.strerror(lib.ctypes.get_errno()))
                 return False
         except (OSError, AttributeError) as exc:
             log.warning("PR_SET_CHILD_SUBREAPER unavailable: %s", exc)
@@ -444,14 +441,6 @@ class Reaper:
             with self._lock:
                 self._doomed -= set(everyone)
         return time.monotonic() - started
-
-    def kill_tokens_sync(self, tokens: Iterable[str], grace: float = KILL_GRACE) -> None:
-        """Kill every escaped process (with its descendants) of the commands ``tokens``."""
-        wanted = set(tokens)
-        self.scan()
-        if not any(e.token in wanted for e in self.escapees()):
-            return
-        self.terminate_sync([], lambda: {e.pid for e in self.escapees() if e.token in wanted}, grace)
 
     def kill_all(self) -> None:
         """At exit: kill every escaped process still alive."""

@@ -107,6 +107,25 @@ def rg_name(raw: bytes) -> str:
     return name[2:] if name.startswith("./") else name
 
 
+def list_files_raw(
+    arg: str,
+    cwd: Path,
+    stop: threading.Event,
+    extra: list[str] | None = None,
+    deadline: float | None = None,
+) -> tuple[RgResult, bytes]:
+    """``rg --files --null`` for ``arg`` (see ``rg_arg``): rg's result and the names exactly as it
+    printed them, each ending in NUL."""
+    parts: list[bytes] = []
+
+    def keep(chunk: bytes) -> bool:
+        parts.append(chunk)
+        return True
+
+    args = [*WALK_FLAGS, "--files", "--null", *(extra or []), "--", arg]
+    return run_rg(args, cwd, keep, stop, deadline), b"".join(parts)
+
+
 def list_files(
     arg: str,
     cwd: Path,
@@ -116,17 +135,10 @@ def list_files(
 ) -> list[str]:
     """``rg --files`` for ``arg`` (see ``rg_arg``), in no particular order. Raises RgError when rg
     fails without listing anything (a missing path, an invalid glob)."""
-    parts: list[bytes] = []
-
-    def keep(chunk: bytes) -> bool:
-        parts.append(chunk)
-        return True
-
-    args = [*WALK_FLAGS, "--files", "--null", *(extra or []), "--", arg]
-    result = run_rg(args, cwd, keep, stop, deadline)
-    if result.code == 2 and not result.stopped and not parts:
+    result, out = list_files_raw(arg, cwd, stop, extra, deadline)
+    if result.code == 2 and not result.stopped and not out:
         raise RgError(result.error() or f"rg exited with status {result.code}")
-    return [rg_name(p) for p in b"".join(parts).split(b"\0") if p]
+    return [rg_name(p) for p in out.split(b"\0") if p]
 
 
 class RgError(Exception):

@@ -160,6 +160,21 @@ def _page(items: list[str], offset: int, cap: int) -> tuple[list[str], int]:
     return shown, offset + len(shown)
 
 
+def _paged(items: list[str], offset: int, cap: int, noun: str) -> tuple[str, int, bool]:
+    """The page of ``items`` from ``offset`` as text, with the notice saying where it stands and how
+    to go on (``noun``: "results", "entries"); returns (text, items shown, more after it). An offset
+    past the end is a ToolError."""
+    if offset > len(items):
+        raise ToolError(f"offset {offset} is past the end ({len(items)} {noun}).")
+    shown, after = _page(items, offset, cap)
+    more = after <= len(items)
+    body = "\n".join(shown)
+    if more or offset > 1:
+        body += f"\n\n[{noun.capitalize()} {offset}-{after - 1} of {len(items)}."
+        body += f" Use offset={after} to continue.]" if more else "]"
+    return body, len(shown), more
+
+
 def _find(pattern: str, root: Path, workspace: Path, stop: threading.Event,
           denied: Callable[[Path], object] | None = None) -> list[str]:
     plan = plan_glob(pattern)
@@ -210,22 +225,9 @@ class FindTool:
         found = await in_thread(lambda stop: _find(args.pattern, root, ctx.workspace, stop, denied), ctx)
         if not found:
             return ToolOutput(f"No files match {args.pattern!r}.", details={"count": 0, "no_spill": True})
-        offset = args.offset or 1
-        if offset > len(found):
-            raise ToolError(f"offset {offset} is past the end ({len(found)} results).")
-        shown, after = _page(found, offset, MAX_FIND)
-        body = "\n".join(shown)
-        if after <= len(found) or offset > 1:
-            body += f"\n\n[Results {offset}-{after - 1} of {len(found)}."
-            body += f" Use offset={after} to continue.]" if after <= len(found) else "]"
+        body, shown, more = _paged(found, args.offset or 1, MAX_FIND, "results")
         return ToolOutput(
-            body,
-            details={
-                "count": len(found),
-                "shown": len(shown),
-                "truncated": after <= len(found),
-                "no_spill": True,
-            },
+            body, details={"count": len(found), "shown": shown, "truncated": more, "no_spill": True}
         )
 
 
@@ -286,12 +288,5 @@ class LsTool:
         names = await in_thread(work, ctx)
         if not names:
             return ToolOutput("(empty directory)", details={"count": 0, "no_spill": True})
-        offset = args.offset or 1
-        if offset > len(names):
-            raise ToolError(f"offset {offset} is past the end ({len(names)} entries).")
-        shown, after = _page(names, offset, MAX_LS)
-        body = "\n".join(shown)
-        if after <= len(names) or offset > 1:
-            body += f"\n\n[Entries {offset}-{after - 1} of {len(names)}."
-            body += f" Use offset={after} to continue.]" if after <= len(names) else "]"
-        return ToolOutput(body, details={"count": len(names), "shown": len(shown), "no_spill": True})
+        body, shown, _more = _paged(names, args.offset or 1, MAX_LS, "entries")
+        return ToolOutput(body, details={"count": len(names), "shown": shown, "no_spill": True})

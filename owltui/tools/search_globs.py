@@ -66,6 +66,11 @@ class GlobPlan:
     check: re.Pattern[str] | None = None
 
 
+def _name_type(name: str) -> list[str]:
+    """rg arguments that keep files whose name matches ``name`` (none when every name does)."""
+    return [] if name in ("**", "*") else ["--type-add", f"owlglob:{name}", "--type", "owlglob"]
+
+
 def plan_glob(glob: str | None) -> GlobPlan:
     if not glob or not glob.strip():
         return GlobPlan()
@@ -85,14 +90,12 @@ def plan_glob(glob: str | None) -> GlobPlan:
         return GlobPlan(check=glob_regex(("/" if anchored else "") + g + "**"))
     segments = g.split("/")
     if anywhere and len(segments) > 1:
-        name = segments[-1]
-        args = [] if name in ("**", "*") else ["--type-add", f"owlglob:{name}", "--type", "owlglob"]
-        return GlobPlan(args=args, check=glob_regex("/**/" + g))
+        return GlobPlan(args=_name_type(segments[-1]), check=glob_regex("/**/" + g))
     prefix: list[str] = []
     while len(segments) > 1 and not _META.search(segments[0]) and segments[0] not in ("..", "."):
         prefix.append(segments.pop(0))
     name = segments[-1]
-    args = [] if name in ("**", "*") else ["--type-add", f"owlglob:{name}", "--type", "owlglob"]
+    args = _name_type(name)
     rest = segments[:-1]
     check = None
     if not rest and (prefix or anchored):  # 'src/*.py', '/setup.py': directly in that directory

@@ -307,14 +307,11 @@ class TreeWalker(WordReader):
         elif name in _SUBSCRIPT_BUILTINS:
             if any("[" in w.value or not w.static for w in args if not w.value.startswith("-")):
                 self.hide(f"{name} with a computed or subscripted name can run hidden code", opaque=True)
-        elif name == "printf":
+        elif name in ("printf", "test", "["):
+            what = "printf -v into a subscript" if name == "printf" else "test -v on a subscript"
             for i, w in enumerate(args[:-1]):
                 if w.value == "-v" and ("[" in args[i + 1].value or not args[i + 1].static):
-                    self.hide("printf -v into a subscript can run hidden code", opaque=True)
-        elif name in ("test", "["):
-            for i, w in enumerate(args[:-1]):
-                if w.value == "-v" and ("[" in args[i + 1].value or not args[i + 1].static):
-                    self.hide("test -v on a subscript can run hidden code", opaque=True)
+                    self.hide(f"{what} can run hidden code", opaque=True)
         if name == "git":
             sub = next((w for w in args), None)
             if sub is None or (sub.static and sub.value in GIT_SAFE):

@@ -105,7 +105,6 @@ class WordReader:
         self.out = out
         self.depth = depth
         self.collect = out.commands if collect is None else collect
-        self.src = b""
 
     # ---- findings ------------------------------------------------------------------------
     def hide(self, why: str, opaque: bool = False) -> None:

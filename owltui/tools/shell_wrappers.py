@@ -147,10 +147,7 @@ def _h_env(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Wor
         if v in ("-u", "--unset", "-C", "--chdir"):
             i += 2
             continue
-        if v.startswith("-") and v != "-":
-            i += 1
-            continue
-        if v == "-":
+        if v.startswith("-"):  # an option, or "-" (an empty environment)
             i += 1
             continue
         break

@@ -123,7 +123,7 @@ class McpServer:
                     self._connected(client, listed, problems)
                     await self._until_stopped(transport, events)
             if scope.cancelled_caught and self.state != "connected":
-                self._fail(f"it did not start within {self._timeout():g} s{self._said(transport)}")
+                self._fail(f"it did not start within {self.startup_timeout:g} s{self._said(transport)}")
         except ImportError as exc:
             self._fail(f"the MCP SDK cannot be imported ({exc}); install it with: pip install mcp")
         except Exception as exc:
@@ -139,9 +139,6 @@ class McpServer:
                 self.state = "closed"
             self.settled.set()
             self.finished.set()
-
-    def _timeout(self) -> float:
-        return self.startup_timeout
 
     def _said(self, transport: Any) -> str:
         http = getattr(transport, "http_error", None)
@@ -202,7 +199,7 @@ class McpServer:
         """The start-up deadline passed (called by the source at the deadline, before the
         connection is torn down, so readiness does not wait for a stubborn process to die)."""
         if not self.settled.is_set():
-            self._fail(f"it did not start within {self._timeout():g} s{self._said(self._transport)}")
+            self._fail(f"it did not start within {self.startup_timeout:g} s{self._said(self._transport)}")
             self.settled.set()
 
     def _fail(self, why: str, stopped: bool = False) -> None:

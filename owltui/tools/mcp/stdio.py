@@ -14,7 +14,6 @@ Imports the MCP SDK: only ``source`` imports this module, in the background.
 from __future__ import annotations
 
 import collections
-import os
 import signal
 import subprocess
 from collections.abc import Mapping
@@ -29,7 +28,7 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from owltui.tools.proc import group_alive
+from owltui.tools.proc_signals import group_alive, signal_group
 
 GRACE = 1.0  # after stdin closes, before SIGTERM (the spec's "wait for the server to exit")
 TERM_GRACE = 1.0  # after SIGTERM, before SIGKILL
@@ -113,8 +112,7 @@ class StdioTransport:
 
     def _signal(self, sig: int) -> None:
         if self.pid is not None:
-            with suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pid, sig)
+            signal_group(self.pid, sig)
 
     async def _wait(self, within: float) -> bool:
         """Did the process exit within ``within`` seconds? (polls: ``wait()`` would also wait for
