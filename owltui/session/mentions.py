@@ -40,9 +40,9 @@ from typing import Literal
 
 from owltui.agent.agent import Agent
 from owltui.agent.tool import ToolError
-from owltui.tools.base import MAX_BYTES, MAX_LINES, display_path, open_regular
-from owltui.tools.paging import NOTICE_BYTES, Stopped, page_text, read_page
-from owltui.tools.textcodec import HEAD_BYTES, head_text, line_ending, read_head, show_name, sniff
+from owltui.tools.base import MAX_BYTES, MAX_LINES, display_path
+from owltui.tools.paging import NOTICE_BYTES, Stopped, open_text, page_text, read_page
+from owltui.tools.textcodec import head_text, line_ending, show_name
 
 ReadFilter = Callable[[Path], "str | None"]  # the permission policy's ``read_denied``
 
@@ -189,18 +189,8 @@ def read_attachment(path: Path, shown: str, budget: int = MAX_BYTES) -> str:
     size = os.stat(path).st_size
     if size > MAX_SCAN_BYTES:
         raise ToolError(f"{shown} is {size // (1 << 20)} MB, too large to attach; read it with the read tool")
-    fd = open_regular(path, shown)
-    try:
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            head = read_head(fh)
-        os.lseek(fd, 0, os.SEEK_SET)
-        enc = sniff(head, complete=len(head) < HEAD_BYTES)
-        if enc is None:
-            raise ToolError(f"{shown} is a binary file ({size} bytes); only text is attached")
-        newline = line_ending(head_text(head, enc))
-    except BaseException:
-        os.close(fd)
-        raise
+    fd, enc, head, _size = open_text(path, shown, "only text is attached")
+    newline = line_ending(head_text(head, enc))
     try:  # read_page owns the descriptor from here on
         page = read_page(fd, enc, 1, MAX_LINES, 1, max(budget, 2 * NOTICE_BYTES) - NOTICE_BYTES,
                          threading.Event())

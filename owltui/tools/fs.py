@@ -23,7 +23,7 @@ from pydantic import Field
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput, in_thread
 
 from .base import MAX_BYTES, MAX_LINES, Params, display_path, open_regular, resolve_path
-from .paging import NOTICE_BYTES, Page, Stopped, page_text, read_page
+from .paging import NOTICE_BYTES, Page, Stopped, open_text, page_text, read_page
 from .suggest import suggestions
 from .textcodec import (
     HEAD_BYTES,
@@ -56,19 +56,7 @@ def _open_text(path: Path, workspace: Path, stop: threading.Event) -> tuple[int,
         raise ToolError(f"{shown} is a directory; use ls to list it.")
     if not os.path.exists(path):
         raise _missing(path, workspace, stop)
-    fd = open_regular(path, shown)
-    try:
-        size = os.fstat(fd).st_size
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            head = read_head(fh)
-        os.lseek(fd, 0, os.SEEK_SET)
-        enc = sniff(head, complete=len(head) < HEAD_BYTES)
-        if enc is None:
-            raise ToolError(f"{shown} is a binary file ({size} bytes); read shows text files only.")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, enc, head, size
+    return open_text(path, shown, "read shows text files only.")
 
 
 # --- read ------------------------------------------------------------------------------------------
@@ -104,14 +92,15 @@ class ReadTool:
     async def run(self, args: ReadParams, ctx: ToolContext) -> ToolOutput:
         path = resolve_path(ctx.workspace, args.path)
         denied = ctx.service("read_filter")  # [deny] read rules: symlinks and hard links included
-        if denied is not None and (why := denied(path)):
-            raise ToolError(why)
         shown_name = display_path(ctx.workspace, path)
         offset = args.offset or 1
         limit = min(args.limit or MAX_LINES, MAX_LINES)
         column = args.column or 1
 
         def work(stop: threading.Event) -> tuple[Page, Encoding, str]:
+            # in the worker: a hard-link check may scan the workspace for the denied files' inodes
+            if denied is not None and (why := denied(path)):
+                raise ToolError(why)
             fd, enc, head, _size = _open_text(path, ctx.workspace, stop)
             newline = line_ending(head_text(head, enc))
             try:

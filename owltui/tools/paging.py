@@ -5,7 +5,8 @@
 bounded by the page whatever the length of a line; a line too long for a page is cut at a
 character boundary and the notice gives the ``column`` to go on from. ``page_text`` renders a page
 so that with its notices it stays under the loop's large-result limits (fewer than MAX_LINES lines,
-at most MAX_BYTES bytes). ``text_page`` does both for a path.
+at most MAX_BYTES bytes). ``text_page`` does both for a path. ``open_text`` opens a text file for
+``read_page`` (``read`` and ``@path`` mentions).
 """
 
 from __future__ import annotations
@@ -22,8 +23,26 @@ from owltui.agent.tool import ToolError
 from .base import MAX_BYTES, MAX_LINES, open_regular
 from .textcodec import HEAD_BYTES, UTF8, Encoding, head_text, line_ending, read_head, sniff, visible
 
-__all__ = ["CHUNK", "NOTICE_BYTES", "Page", "Resume", "Stopped", "page_text", "read_page", "read_resume",
-           "text_page"]
+__all__ = ["CHUNK", "NOTICE_BYTES", "Page", "Resume", "Stopped", "open_text", "page_text", "read_page",
+           "read_resume", "text_page"]
+
+
+def open_text(path: Path, shown: str, refusal: str) -> tuple[int, Encoding, bytes, int]:
+    """Open a regular file (``open_regular``) and name its encoding: (fd, encoding, head, size). A
+    binary file is a ToolError: "``shown`` is a binary file (N bytes); ``refusal``"."""
+    fd = open_regular(path, shown)
+    try:
+        size = os.fstat(fd).st_size
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            head = read_head(fh)
+        os.lseek(fd, 0, os.SEEK_SET)
+        enc = sniff(head, complete=len(head) < HEAD_BYTES)
+        if enc is None:
+            raise ToolError(f"{shown} is a binary file ({size} bytes); {refusal}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, enc, head, size
 
 
 def read_page(
