@@ -227,7 +227,7 @@ class BashTool:
                 f"The command is still running after {cap:g} s; it continues as background job {job.id} "
                 f'(job_output {{"job_id": "{job.id}"}} waits for it, job_kill stops it).'
             )
-            result = job_result(job, header)
+            result = await job_result(job, header)
             result.details["background"] = True
             result.details["status"] = f"still running as job {job.id}"
             return result

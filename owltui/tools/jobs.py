@@ -73,11 +73,13 @@ def _snapshot(path: Path | None, trailer: str = "") -> Path | None:
     return Path(name)
 
 
-def job_result(job: AnyJob, header: str) -> ToolOutput:
+async def job_result(job: AnyJob, header: str) -> ToolOutput:
     if isinstance(job, EscapedJob):
         return escaped_result(job, header)
     output = job.proc.sink.preview()
-    full = _snapshot(job.proc.sink.path, header) if not job.running else None
+    full = None
+    if not job.running:  # the spilled output may be large: copied off the event loop
+        full = await anyio.to_thread.run_sync(_snapshot, job.proc.sink.path, header)
     body = f"{header}\nOutput:\n{output}" if output.strip() else f"{header}\n(no output)"
     if job.running:
         body += "\nYou will be told when it ends; no need to poll."
@@ -140,7 +142,7 @@ class JobOutputTool:
             tg.start_soon(watch)
             await job.wait(args.wait, jobs.clock)
             tg.cancel_scope.cancel()
-        return job_result(job, job.status_line())
+        return await job_result(job, job.status_line())
 
 
 class JobKillParams(Params):
@@ -157,7 +159,7 @@ class JobKillTool:
     async def run(self, args: JobKillParams, ctx: ToolContext) -> ToolOutput:
         jobs, job = _get_job(ctx, args.job_id)
         if not job.running:
-            return job_result(job, f"Job {job.id} had already finished with exit code {job.exit_code}.")
+            return await job_result(job, f"Job {job.id} had already finished with exit code {job.exit_code}.")
         await jobs.kill(job.id)
         pid = f"pid {job.pid}, " if isinstance(job, EscapedJob) else ""
-        return job_result(job, f"Killed job {job.id} ({pid}exit code {job.exit_code}): {job.command}")
+        return await job_result(job, f"Killed job {job.id} ({pid}exit code {job.exit_code}): {job.command}")

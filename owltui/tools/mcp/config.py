@@ -31,7 +31,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -279,6 +279,7 @@ class ProjectFile:
     servers: list[str]  # names, as written
     decision: bool | None  # None: never decided on this content
     error: str | None = None  # why it cannot be used (not JSON, wrong shape)
+    data: Any = field(default=None, repr=False)  # the parsed document: the content ``sha256`` names
 
     def question(self) -> str:
         listed = "\n".join(f"  {name}" for name in self.servers)
@@ -300,7 +301,7 @@ def project_file(workspace: Path, approvals: McpApprovals | None) -> ProjectFile
         return ProjectFile(path, digest(raw), [], None, 'expected an object with "mcpServers"')
     sha = digest(raw)
     decided = approvals.decision(workspace, sha) if approvals is not None else None
-    return ProjectFile(path, sha, [str(n) for n in servers], decided)
+    return ProjectFile(path, sha, [str(n) for n in servers], decided, data=data)
 
 
 def approve_project(workspace: Path, approvals: McpApprovals, approved: bool = True) -> ProjectFile | None:
@@ -347,9 +348,8 @@ def load_mcp_servers(workspace: Path, user_servers: Mapping[str, Any] | None, ex
         label = f"{project.path.name} in {workspace}"
         if project.error is not None:
             notices.append(f"{label} is not used: {project.error}")
-        elif project.decision is True:
-            _, data = read_file(project.path)
-            _merge(chosen, parse_servers(data, str(project.path), workspace, env, notices), notices)
+        elif project.decision is True:  # the servers of the content approved, not of a second read
+            _merge(chosen, parse_servers(project.data, str(project.path), workspace, env, notices), notices)
         elif project.decision is False and project.servers:
             notices.append(f"{label} is not used: you declined its MCP servers "
                            f"({', '.join(project.servers)}); /mcp approve to use them")
@@ -374,7 +374,3 @@ def load_mcp_servers(workspace: Path, user_servers: Mapping[str, Any] | None, ex
             continue
         by_key[spec.key] = spec
     return [by_key[k] for k in sorted(by_key)], notices
-
-
-def server_names(servers: Sequence[ServerSpec]) -> list[str]:
-    return [s.name for s in servers]

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from .config import McpApprovals, McpSettings, approve_project, load_mcp_servers, parse_servers, project_file
-from .config import read_file as read_config_file
 from .names import rule_verdict as rule_verdict  # re-exported: the permission rules
 from .source import McpSource
 
@@ -66,9 +65,8 @@ def decide(source: McpSource, approved: bool) -> str:
         return f"{found.path} cannot be used: {found.error}"
     if not approved:
         return f"The MCP servers of {found.path} will not be started in this workspace."
-    notices: list[str] = []
-    _, data = read_config_file(found.path)
-    servers = parse_servers(data, str(found.path), source.workspace.resolve(), source.env, notices)
+    notices: list[str] = []  # the servers of the content just approved (not of a second read)
+    servers = parse_servers(found.data, str(found.path), source.workspace.resolve(), source.env, notices)
     for notice in notices:
         source.warn(notice)
     names = ", ".join(s.name for s in servers) or "none"
