@@ -14,6 +14,7 @@ as immediate (``Agent.steer(text, immediate=True)``) whatever the config says.
 from __future__ import annotations
 
 import anyio
+import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 
 from .cancel import CancelToken
@@ -38,12 +39,16 @@ def describe(model: type[BaseModel]) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
+def invalid_arguments(name: str, tool: Tool, problems: str) -> str:
+    """The result of a call whose arguments do not parse or validate, with the expected shape."""
+    return f"Invalid arguments for `{name}`: {problems}. Expected {name} {describe(tool.params)}."
+
+
 def validation_message(call: ToolCall, tool: Tool, exc: ValidationError) -> str:
     problems = "; ".join(
         f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()[:5]
     )
-    return (f"Invalid arguments for `{call.name}`: {problems}. "
-            f"Expected {call.name} {describe(tool.params)}.")
+    return invalid_arguments(call.name, tool, problems)
 
 
 class Batch:
@@ -125,8 +130,7 @@ class Batch:
             return result_for(call, f"Unknown tool `{real.name}`. Available tools: "
                                     f"{', '.join(sorted(self.tools))}.", "error")
         if real.parse_error is not None:
-            return result_for(call, f"Invalid arguments for `{real.name}`: {real.parse_error}. "
-                                    f"Expected {real.name} {describe(tool.params)}.", "error")
+            return result_for(call, invalid_arguments(real.name, tool, real.parse_error), "error")
         try:
             args = tool.params.model_validate(real.arguments)
         except ValidationError as exc:
@@ -159,16 +163,19 @@ class Batch:
             raise
         except Exception as exc:
             out = ToolOutput(f"Tool `{call.name}` crashed: {type(exc).__name__}: {exc}", is_error=True)
-        result = result_for(call, self._spill(call.name, out), "error" if out.is_error else "ok")
+        content = out.content
+        if out.full_output is not None or (is_large(content) and not out.details.get("no_spill")):
+            # file work (a copy, a scan of up to the whole output): in a thread, never on the event
+            # loop; finished even if the run is cancelled meanwhile, like the tool's own result
+            content = await anyio.to_thread.run_sync(self._spill, call.name, out)
+        result = result_for(call, content, "error" if out.is_error else "ok")
         self.ledger.finished(call, result, out.details)  # tool_end now; the history in call order
 
     def _spill(self, name: str, out: ToolOutput) -> str:
-        """The text the model gets. A large output (or one a tool spilled itself: ``full_output``) is
+        """The text the model gets for a large output (or one a tool spilled itself: ``full_output``):
         saved whole and replaced by its preview; a page of a saved text (``details["no_spill"]``, e.g.
-        ``read_result``) is never saved again. A spilled output keeps the tool's status
-        (``details["status"]``, e.g. "exit code 3") after the preview."""
-        if out.full_output is None and (not is_large(out.content) or out.details.get("no_spill")):
-            return out.content
+        ``read_result``) is never saved again (``_run_tool`` decides). A spilled output keeps the
+        tool's status (``details["status"]``, e.g. "exit code 3") after the preview."""
         store = self.cfg.results
         assert store is not None  # all_tools() creates it for any run that carries a tool
         rid, path = store.save(out.content, out.full_output)

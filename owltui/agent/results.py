@@ -68,11 +68,14 @@ class ResultStore:
     def __init__(self, directory: Path | None = None) -> None:
         self._dir = directory
         self._count = 0
+        self._lock = threading.RLock()  # the loop saves in worker threads, several at once in a group
 
     @property
     def directory(self) -> Path:
         if self._dir is None:
-            self._dir = Path(tempfile.mkdtemp(prefix="owltui-results-"))
+            with self._lock:
+                if self._dir is None:
+                    self._dir = Path(tempfile.mkdtemp(prefix="owltui-results-"))
         self._dir.mkdir(parents=True, exist_ok=True)
         return self._dir
 
@@ -90,8 +93,10 @@ class ResultStore:
         return self.directory / f"{result_id}.txt"
 
     def save(self, content: str | None, source: Path | None = None) -> tuple[str, Path]:
-        rid = self._next_id()
-        dest = self.path(rid)
+        """Save a result under a new id; safe from several threads at once (ids never repeat)."""
+        with self._lock:
+            rid = self._next_id()
+            dest = self.path(rid)
         if source is not None:
             try:
                 source.replace(dest)
