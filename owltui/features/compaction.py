@@ -23,8 +23,8 @@ from typing import Any
 
 from owltui.agent.agent import Agent
 from owltui.agent.context import CHARS_PER_TOKEN, CompactRequest, item_chars
-from owltui.agent.history import Compactable, History
-from owltui.agent.loop import LoopConfig
+from owltui.agent.history import Compactable, CompactionMark, History
+from owltui.agent.loop import USER_LANES, LoopConfig
 from owltui.agent.messages import AssistantMessage, Item, ToolResult, UserMessage
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
@@ -45,7 +45,6 @@ KEPT_NOTE = ("(The conversation before this point was summarised. Steps listed a
              "not run them again; go on with what is pending.)")
 MAX_RESULT_CHARS = 2000
 MAX_TRANSCRIPT_CHARS = 400_000
-USER_WORDS = frozenset({"user", "steer", "follow_up"})
 
 
 class CompactionError(RuntimeError):
@@ -109,11 +108,6 @@ def _bounded(lines: list[str], max_chars: int) -> str:
     return text
 
 
-def render(items: Sequence[Item], max_chars: int = MAX_TRANSCRIPT_CHARS) -> str:
-    """A plain-text transcript for the summariser (long tool output shortened)."""
-    return _bounded(_lines(list(enumerate(items)), (), MAX_RESULT_CHARS), max_chars)
-
-
 def cut_point(items: Sequence[Item], keep_turns: int, start: int = 0) -> int:
     """Index of the user prompt that starts the last ``keep_turns`` turns after ``start`` (``start``:
     nothing to cut)."""
@@ -170,14 +164,17 @@ def request_words(items: Sequence[Item], turn_from: int, start: int, cut: int,
     earlier and still in this turn, or between ``start`` and ``cut``."""
     keep = [i for i in pinned if turn_from <= i < cut]
     keep += [i for i in range(max(start, turn_from), cut)
-             if isinstance(it := items[i], UserMessage) and it.source == "user" and it.lane in USER_WORDS]
+             if isinstance(it := items[i], UserMessage) and it.source == "user" and it.lane in USER_LANES]
     return tuple(sorted(set(keep)))
 
 
-def _compactable(history: History) -> Compactable:
+def _last(history: History) -> tuple[Compactable, CompactionMark | None, int]:
+    """The history as compactable, its last compaction, and the first item that compaction kept
+    (0 when there was none)."""
     if not isinstance(history, Compactable):
         raise CompactionError("This history cannot be compacted.")
-    return history
+    mark = history.compaction()
+    return history, mark, mark.first_kept if mark is not None else 0
 
 
 def _output_tokens(window: int | None) -> int | None:
@@ -209,10 +206,8 @@ async def _compact_at(history: History, model: Model, cut: int, pinned: tuple[in
                       gate: PauseGate, window: int | None, note: str = "") -> Compaction:
     """Summarise what the model sees before ``cut`` - the previous summary, the items pinned before
     it, the items since - and record it (``note`` after it), ``pinned`` kept word for word."""
-    target = _compactable(history)
+    target, mark, start = _last(history)
     items = history.items()
-    mark = target.compaction()
-    start = mark.first_kept if mark is not None else 0
     if cut <= start:
         raise CompactionError("The conversation is too short to compact.")
     earlier = [(i, items[i]) for i in (mark.pinned if mark is not None else ())]
@@ -228,10 +223,7 @@ async def _compact_at(history: History, model: Model, cut: int, pinned: tuple[in
 async def compact(history: History, model: Model, *, keep_turns: int = 2, gate: PauseGate = GATE,
                   window: int | None = None) -> Compaction:
     """``/compact``: summarise everything before the last ``keep_turns`` turns (0: everything)."""
-    target = _compactable(history)
-    mark = target.compaction()
-    start = mark.first_kept if mark is not None else 0
-    cut = cut_point(history.items(), keep_turns, start)
+    cut = cut_point(history.items(), keep_turns, _last(history)[2])
     return await _compact_at(history, model, cut, (), gate=gate, window=window)
 
 
@@ -239,10 +231,8 @@ async def compact_for_loop(request: CompactRequest) -> Compaction:
     """The loop's compactor (``LoopConfig.compactor``): cut between rounds, keeping the recent rounds
     that fit ``keep_tokens`` and the current turn's user messages word for word."""
     history = request.history
-    target = _compactable(history)
+    _, mark, start = _last(history)
     items = history.items()
-    mark = target.compaction()
-    start = mark.first_kept if mark is not None else 0
     cut = round_cut(items, start, request.keep_tokens * CHARS_PER_TOKEN)
     if cut <= start:
         raise CompactionError("There is nothing new to summarise since the last compaction.")

@@ -40,6 +40,8 @@ from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
 from owltui.agent.tool import Tool
 
+from .instructions import read_start
+
 NAME = "init"
 TARGET = "AGENTS.md"
 READ_TOOLS = ("find", "grep", "ls", "read")
@@ -110,11 +112,8 @@ class InitOutcome:
 
 
 def _current(path: Path) -> str | None:
-    try:
-        if not path.is_file():
-            return None
-        text = path.read_bytes()[: MAX_CURRENT_CHARS * 4].decode("utf-8", "replace")
-    except OSError:
+    text = read_start(path, MAX_CURRENT_CHARS)
+    if text is None:
         return None
     return text[:MAX_CURRENT_CHARS] + ("\n[… cut]" if len(text) > MAX_CURRENT_CHARS else "")
 

@@ -24,13 +24,23 @@ SUBDIR_NAME = "AGENTS.md"
 MAX_CHARS = 32_000
 
 
-def _read(path: Path) -> str | None:
+def read_start(path: Path, max_chars: int = MAX_CHARS) -> str | None:
+    """The start of a text file, enough for ``max_chars`` characters (its first ``max_chars * 4``
+    bytes, decoded; the rest is never read); None when it is not a readable file."""
     try:
         if not path.is_file():
             return None
-        text = path.read_bytes()[: MAX_CHARS * 4].decode("utf-8", errors="replace").strip()
+        with path.open("rb") as fh:
+            return fh.read(max_chars * 4).decode("utf-8", errors="replace")
     except OSError:
         return None
+
+
+def _read(path: Path) -> str | None:
+    text = read_start(path)
+    if text is None:
+        return None
+    text = text.strip()
     if len(text) > MAX_CHARS:
         text = text[:MAX_CHARS] + f"\n[… cut at {MAX_CHARS} characters]"
     return text or None
