@@ -22,14 +22,20 @@ SIZE = (100, 32)
 WORKSPACE = Path("/srv/project")  # shown in the welcome line (snapshots): the same everywhere
 
 
-def make_app(steps: list[Step] | None = None, *, tools: list[Any] | None = None,
-             workspace: Path = WORKSPACE, **kw: Any) -> OwlApp:
-    runtime = LocalRuntime(ScriptedModel(steps or [], name="scripted"), tools=tools, workspace=workspace)
+def owl_app(runtime: Any = None, **kw: Any) -> OwlApp:
+    """``OwlApp(runtime, **kw)`` (or ``start=`` in ``kw``) with the tests' defaults: the shipped themes,
+    a fixed pause time, a clock that stands still and Alt+Enter told apart."""
     kw.setdefault("theme_dirs", [PACKAGE_THEMES])
     kw.setdefault("elapsed", lambda: 12.0)
     kw.setdefault("clock", lambda: 100.0)  # the status bar's run timer stands still: 0s, one frame
     kw.setdefault("alt_enter", True)
     return OwlApp(runtime, **kw)
+
+
+def make_app(steps: list[Step] | None = None, *, tools: list[Any] | None = None,
+             workspace: Path = WORKSPACE, **kw: Any) -> OwlApp:
+    runtime = LocalRuntime(ScriptedModel(steps or [], name="scripted"), tools=tools, workspace=workspace)
+    return owl_app(runtime, **kw)
 
 
 async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], what: str = "condition",
@@ -85,13 +91,13 @@ class SlowTool:
         return ToolOutput(f"done: {args.text}")
 
 
-def make_runtime_app(steps: list[Step], workspace: Path, env: dict[str, str], **kw: Any) -> OwlApp:
+def make_runtime_app(steps: list[Step], workspace: Path, env: dict[str, str], *,
+                     tools: list[Any] | None = None, warn: Callable[[str], None] | None = None,
+                     options: dict[str, Any] | None = None, **kw: Any) -> OwlApp:
+    """An app around the real runtime (``build_runtime``) and a scripted model; ``options`` are more
+    ``Options`` fields (no session unless ``no_session=False``), ``kw`` go to ``owl_app``."""
     from owltui.session.runtime import Options, build_runtime
 
-    runtime = build_runtime(Options(no_session=True, workspace=workspace),
-                            model=ScriptedModel(steps, name="scripted"), env=env)
-    kw.setdefault("theme_dirs", [PACKAGE_THEMES])
-    kw.setdefault("elapsed", lambda: 12.0)
-    kw.setdefault("clock", lambda: 100.0)
-    kw.setdefault("alt_enter", True)
-    return OwlApp(runtime, **kw)
+    chosen = Options(**{"no_session": True, "workspace": workspace, **(options or {})})
+    runtime = build_runtime(chosen, model=ScriptedModel(steps, name="scripted"), env=env, tools=tools, warn=warn)
+    return owl_app(runtime, **kw)

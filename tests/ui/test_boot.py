@@ -28,9 +28,8 @@ from owltui.ui.boot import BootView, Started
 from owltui.ui.host import LocalRuntime
 from owltui.ui.launch import configured_theme, launch
 from owltui.ui.main_screen import MainScreen
-from owltui.ui.themes import PACKAGE_THEMES
 
-from .conftest import SIZE, WORKSPACE, texts, wait_for
+from .conftest import SIZE, WORKSPACE, owl_app, texts, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -88,9 +87,7 @@ class Gate:
 
 
 def deferred(start: Gate, **kw: Any) -> OwlApp:
-    kw.setdefault("theme_dirs", [PACKAGE_THEMES])
-    return OwlApp(start=start, workspace=WORKSPACE, elapsed=lambda: 12.0, clock=lambda: 100.0,
-                  alt_enter=True, **kw)
+    return owl_app(start=start, workspace=WORKSPACE, **kw)
 
 
 async def test_typed_on_the_first_frame_is_kept_and_sent_in_order() -> None:

@@ -12,7 +12,7 @@ from owltui.ui.blocks import AssistantBlock, InputBlock, NoticeBlock
 from owltui.ui.picker import PickerScreen
 from owltui.ui.prompt_input import CompletionList
 
-from .conftest import SIZE, make_app, wait_for
+from .conftest import SIZE, make_app, make_runtime_app, wait_for
 from .test_input import type_text
 from .test_tools_approvals import env_for
 
@@ -176,13 +176,7 @@ async def test_old_blocks_are_pruned() -> None:
 async def test_compact_with_runtime_says_what_happened(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    from owltui.agent.scripted import ScriptedModel
-    from owltui.session.runtime import Options, build_runtime
-    from owltui.ui.app import OwlApp
-    from owltui.ui.themes import PACKAGE_THEMES
-
-    runtime = build_runtime(Options(workspace=ws), model=ScriptedModel([]), env=env_for(tmp_path))
-    app = OwlApp(runtime, theme_dirs=[PACKAGE_THEMES], elapsed=lambda: 1.0)
+    app = make_runtime_app([], ws, env_for(tmp_path), options={"no_session": False}, elapsed=lambda: 1.0)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         await run(pilot, "/compact")

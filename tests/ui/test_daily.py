@@ -22,11 +22,10 @@ from owltui.ui.host import LocalRuntime, MemoryInputHistory
 from owltui.ui.picker import PickerScreen
 from owltui.ui.plain import resume_line
 from owltui.ui.prompt_input import CompletionList
-from owltui.ui.themes import PACKAGE_THEMES
 from owltui.ui.tool_block import ToolBlock
 
-from .conftest import SIZE, SlowTool, make_app, make_runtime_app, wait_for
-from .test_input import start_run, type_text
+from .conftest import SIZE, SlowTool, make_app, make_runtime_app, owl_app, wait_for
+from .test_input import abort_with_a_follow_up_queued, start_run, type_text
 from .test_tools_approvals import env_for
 
 pytestmark = pytest.mark.anyio
@@ -48,14 +47,6 @@ async def send(pilot: Any, text: str) -> None:
     await type_text(pilot, text)
     await pilot.press("enter")
     await pilot.pause()
-
-
-def runtime_app(runtime: Any, **kw: Any) -> OwlApp:
-    kw.setdefault("theme_dirs", [PACKAGE_THEMES])
-    kw.setdefault("elapsed", lambda: 1.0)
-    kw.setdefault("clock", lambda: 100.0)
-    kw.setdefault("alt_enter", True)
-    return OwlApp(runtime, **kw)
 
 
 # ---- fixes: `!` and `@` echoes, Esc / Ctrl+C stop `!` and /init ------------------------------------
@@ -193,7 +184,7 @@ async def test_continue_draws_the_transcript_folded(tmp_path: Path) -> None:
     sid = await _saved_session(ws, env, "look at the code", "All **done** here.")
     runtime = build_runtime(Options(workspace=ws, continue_session=True), model=ScriptedModel([]), env=env,
                             tools=[SlowTool()])
-    app = runtime_app(runtime)
+    app = owl_app(runtime, elapsed=lambda: 1.0)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         assert runtime.session_id == sid
@@ -218,7 +209,7 @@ async def test_resume_by_id_and_the_resume_line(tmp_path: Path) -> None:
     sid = await _saved_session(ws, env, "first thing", "first answer")
     runtime = build_runtime(Options(workspace=ws, resume=sid[:6]), model=ScriptedModel([]), env=env,
                             tools=[SlowTool()])
-    app = runtime_app(runtime)
+    app = owl_app(runtime, elapsed=lambda: 1.0)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         assert inputs(app) == [("user", "first thing")]
@@ -234,7 +225,7 @@ async def test_sessions_picker_switches_in_place(tmp_path: Path) -> None:
     old = await _saved_session(ws, env, "the old task", "old answer")
     runtime = build_runtime(Options(workspace=ws), model=ScriptedModel([Step(text="new answer")]), env=env,
                             tools=[SlowTool()])
-    app = runtime_app(runtime)
+    app = owl_app(runtime, elapsed=lambda: 1.0)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         await send(pilot, "a new task")
@@ -257,11 +248,7 @@ async def test_new_asks_about_the_queue_and_clears_the_requirement() -> None:
     gate = anyio.Event()
     app = make_app([Step(text="never", gate=gate)], tools=[SlowTool()])
     async with app.run_test(size=SIZE) as pilot:
-        await start_run(pilot, app)
-        await type_text(pilot, "later")
-        await pilot.press("ctrl+j")
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: not app.agent.running, "abort")
+        await abort_with_a_follow_up_queued(pilot, app)
         app.runtime.require("slow")
         await send(pilot, "/new")
         await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen), "the question")
@@ -279,11 +266,7 @@ async def test_new_keep_carries_the_queue() -> None:
     gate = anyio.Event()
     app = make_app([Step(text="never", gate=gate)])
     async with app.run_test(size=SIZE) as pilot:
-        await start_run(pilot, app)
-        await type_text(pilot, "later")
-        await pilot.press("ctrl+j")
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: not app.agent.running, "abort")
+        await abort_with_a_follow_up_queued(pilot, app)
         await send(pilot, "/new keep")
         assert "new session; 1 queued message carried over" in notes(app)
         assert app.runtime.inbox.texts("follow_up") == ["later"]

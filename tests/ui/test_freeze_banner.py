@@ -8,13 +8,11 @@ from typing import Any
 import anyio
 import pytest
 
-from owltui.agent.scripted import Call, ScriptedModel, Step
-from owltui.session.runtime import Options, build_runtime
+from owltui.agent.scripted import Call, Step
 from owltui.ui.app import OwlApp
 from owltui.ui.pause_banner import PauseBanner
-from owltui.ui.themes import PACKAGE_THEMES
 
-from .conftest import SIZE, wait_for
+from .conftest import SIZE, make_runtime_app, wait_for
 from .test_input import type_text
 from .test_tools_approvals import env_for
 
@@ -22,12 +20,10 @@ pytestmark = pytest.mark.anyio
 
 
 def runtime_app(tmp_path: Path, steps: list[Step]) -> OwlApp:
+    """The real runtime with --yes (tools run without asking) in ``tmp_path/ws``."""
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
-    runtime = build_runtime(Options(no_session=True, workspace=ws, yes=True),
-                            model=ScriptedModel(steps, name="scripted"), env=env_for(tmp_path))
-    return OwlApp(runtime, theme_dirs=[PACKAGE_THEMES], elapsed=lambda: 3.0, clock=lambda: 100.0,
-                  alt_enter=True)
+    return make_runtime_app(steps, ws, env_for(tmp_path), options={"yes": True}, elapsed=lambda: 3.0)
 
 
 async def test_banner_names_the_frozen_command(tmp_path: Path) -> None:
@@ -39,12 +35,10 @@ async def test_banner_names_the_frozen_command(tmp_path: Path) -> None:
         await type_text(pilot, "go")
         await pilot.press("enter")
         await wait_for(pilot, lambda: rt.freezer is not None and bool(rt.jobs is not None), "runtime")
-        # the command is running once the batch started it
-        for _ in range(200):
-            if rt.agent.running and app.status.state.running and app.conversation.children:
-                break
-            await anyio.sleep(0.01)
-        await anyio.sleep(0.3)
+        # the command is running once the batch started it and its process is the freezer's
+        await wait_for(pilot, lambda: rt.agent.running and app.status.state.running
+                       and bool(app.conversation.children) and bool(rt.freezer._commands),
+                       "the command running", limit=4000)
         await pilot.press("f2")
         await wait_for(pilot, lambda: rt.gate.frozen, "frozen")
         banner = app.query_one(PauseBanner)

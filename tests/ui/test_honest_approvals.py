@@ -27,15 +27,14 @@ from textual._xterm_parser import XTermParser
 from textual.geometry import Region
 from textual.pilot import Pilot
 
-from owltui.agent.scripted import Call, ScriptedModel, Step
+from owltui.agent.scripted import Call, Step
 from owltui.agent.tool import ToolContext, ToolOutput
-from owltui.session.runtime import Options, build_runtime
+from owltui.session.runtime import Options
 from owltui.ui.app import OwlApp
 from owltui.ui.blocks import NoticeBlock
-from owltui.ui.themes import PACKAGE_THEMES
 from owltui.ui.tool_block import ApprovalPrompt, ToolBlock
 
-from .conftest import SIZE, wait_for
+from .conftest import SIZE, make_runtime_app, wait_for
 from .test_input import type_text
 from .test_tools_approvals import env_for
 
@@ -48,10 +47,23 @@ def app_for(tmp_path: Path, steps: list[Step], *, tools: list[Any] | None = None
             warnings: list[str] | None = None, **options: Any) -> OwlApp:
     ws = tmp_path / "ws"
     ws.mkdir(parents=True, exist_ok=True)
-    runtime = build_runtime(Options(no_session=True, workspace=ws, **options),
-                            model=ScriptedModel(steps, name="scripted"), env=env_for(tmp_path), tools=tools,
-                            warn=warnings.append if warnings is not None else None)
-    return OwlApp(runtime, theme_dirs=[PACKAGE_THEMES], elapsed=lambda: 12.0, notices=warnings or ())
+    # notices: the list itself, which the build fills before the app is made
+    return make_runtime_app(steps, ws, env_for(tmp_path), tools=tools, options=options,
+                            warn=warnings.append if warnings is not None else None,
+                            notices=warnings if warnings is not None else ())
+
+
+@asynccontextmanager
+async def waiting_on_approval(app: OwlApp, size: tuple[int, int] = SIZE, what: str = "approval",
+                              ) -> AsyncIterator[tuple[Pilot[Any], ApprovalPrompt]]:
+    """``app`` running, "go" sent and its run waiting on an approval; the app quits after."""
+    async with app.run_test(size=size) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        await type_text(pilot, "go")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: bool(app.conversation.query(ApprovalPrompt)), what)
+        yield pilot, app.conversation.query_one(ApprovalPrompt)
+        await app.action_quit()
 
 
 @asynccontextmanager
@@ -59,13 +71,8 @@ async def asking(tmp_path: Path, command: str, size: tuple[int, int] = SIZE,
                  ) -> AsyncIterator[tuple[OwlApp, Pilot[Any], ApprovalPrompt]]:
     """An app whose model runs ``bash {command}``, waiting on its approval."""
     app = app_for(tmp_path, [Step(calls=[Call("bash", {"command": command})]), Step(text="all done")])
-    async with app.run_test(size=size) as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        await type_text(pilot, "go")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: bool(app.conversation.query(ApprovalPrompt)), "approval")
-        yield app, pilot, app.conversation.query_one(ApprovalPrompt)
-        await app.action_quit()
+    async with waiting_on_approval(app, size) as (pilot, prompt):
+        yield app, pilot, prompt
 
 
 def rendered(widget: ApprovalPrompt) -> list[str]:
@@ -264,12 +271,7 @@ async def test_sandbox_rerun_approval_is_distinct_and_never_automatic(tmp_path: 
     probe = RerunProbe()
     app = app_for(tmp_path, [Step(calls=[Call("probe", {"command": "touch /etc/owl"})]), Step(text="ok")],
                   tools=[probe], yes=True)  # --yes: everything else runs without asking
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        await type_text(pilot, "go")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: bool(app.conversation.query(ApprovalPrompt)), "re-run approval")
-        prompt = app.conversation.query_one(ApprovalPrompt)
+    async with waiting_on_approval(app, what="re-run approval") as (pilot, prompt):
         assert prompt.has_class("-rerun") and prompt.view.rerun
         screen = squeeze_ws("\n".join(rendered(prompt)))
         assert "Run this command once WITHOUT the sandbox?" in screen
@@ -290,18 +292,13 @@ async def test_sandbox_rerun_approval_is_distinct_and_never_automatic(tmp_path: 
         assert probe.answers == [True]
         await wait_for(pilot, lambda: block.status == "ok", "tool end")
         assert any("outside the sandbox" in n for n in notices(app))
-        await app.action_quit()
 
 
 async def test_sandbox_rerun_answered_while_paused_waits_for_resume(tmp_path: Path) -> None:
     probe = RerunProbe()
     app = app_for(tmp_path, [Step(calls=[Call("probe", {"command": "touch /etc/owl"})]), Step(text="ok")],
                   tools=[probe], yes=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.ready)
-        await type_text(pilot, "go")
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: bool(app.conversation.query(ApprovalPrompt)), "re-run approval")
+    async with waiting_on_approval(app, what="re-run approval") as (pilot, _prompt):
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.runtime.gate.paused, "paused")
         await pilot.press("ctrl+g", "y")
@@ -313,7 +310,6 @@ async def test_sandbox_rerun_answered_while_paused_waits_for_resume(tmp_path: Pa
         await pilot.press("f2")
         await app.agent.wait_idle()
         assert probe.answers == [True]
-        await app.action_quit()
 
 
 # ---- start-up notes and warnings -----------------------------------------------------------------

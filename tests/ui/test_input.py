@@ -38,6 +38,18 @@ async def start_run(pilot, app, text: str = "go") -> None:
     await wait_for(pilot, lambda: app.agent.running)
 
 
+async def abort_with_a_follow_up_queued(pilot, app, key: str = "escape", draft: str = "") -> None:
+    """Start a run, queue the follow-up "later" (Ctrl+J), type ``draft`` (if any), abort the run with
+    ``key`` and wait until it has stopped."""
+    await start_run(pilot, app)
+    await type_text(pilot, "later")
+    await pilot.press("ctrl+j")
+    if draft:
+        await type_text(pilot, draft)
+    await pilot.press(key)
+    await wait_for(pilot, lambda: not app.agent.running, "abort")
+
+
 async def test_enter_while_running_steers_and_reaches_model() -> None:
     mid = anyio.Event()
     app = make_app([Step(text="first part second part", chunk=5, mid_gate=mid), Step(text="ok, steered")])
@@ -100,11 +112,7 @@ async def test_escape_aborts_and_keeps_queue() -> None:
     gate = anyio.Event()
     app = make_app([Step(text="never", gate=gate)])
     async with app.run_test(size=SIZE) as pilot:
-        await start_run(pilot, app)
-        await type_text(pilot, "later")
-        await pilot.press("ctrl+j")
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: not app.agent.running, "abort")
+        await abort_with_a_follow_up_queued(pilot, app)
         await wait_for(pilot, lambda: any("aborted" in b.text for b in app.conversation.query(NoticeBlock)))
         notes = [b.text for b in app.conversation.query(NoticeBlock)]
         assert "aborted; 1 queued message kept" in notes
@@ -133,12 +141,7 @@ async def test_ctrl_c_during_a_run_aborts_it_and_keeps_the_queue() -> None:
     gate = anyio.Event()
     app = make_app([Step(text="never", gate=gate)])
     async with app.run_test(size=SIZE) as pilot:
-        await start_run(pilot, app)
-        await type_text(pilot, "later")
-        await pilot.press("ctrl+j")
-        await type_text(pilot, "draft")
-        await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: not app.agent.running, "abort")
+        await abort_with_a_follow_up_queued(pilot, app, "ctrl+c", draft="draft")
         await wait_for(pilot, lambda: "aborted; 1 queued message kept" in
                        [b.text for b in app.conversation.query(NoticeBlock)], "the abort notice")
         assert app.runtime.inbox.texts("follow_up") == ["later"]

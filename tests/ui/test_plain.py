@@ -134,13 +134,14 @@ async def test_ctrl_c_aborts_the_run() -> None:
     await drive(rt, script)
 
 
-def _plain_runtime(tmp_path: Path, steps: list[Step], **options: object):
+def _plain_runtime(tmp_path: Path, steps: list[Step], *, tools: list[object] | None = None, **options: object):
     from owltui.session.runtime import Options, build_runtime
 
     ws = tmp_path / "ws"
     ws.mkdir()
     env = {"XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"), "HOME": str(tmp_path)}
-    return build_runtime(Options(no_session=True, workspace=ws, **options), model=ScriptedModel(steps), env=env)
+    return build_runtime(Options(no_session=True, workspace=ws, **options), model=ScriptedModel(steps), env=env,
+                         tools=tools)
 
 
 async def test_approval_is_answered_only_by_a_command(tmp_path: Path) -> None:
@@ -195,14 +196,8 @@ async def test_sandbox_rerun_in_plain_mode(tmp_path: Path) -> None:
     from .test_honest_approvals import RerunProbe
 
     probe = RerunProbe()
-    from owltui.session.runtime import Options, build_runtime
-
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"), "HOME": str(tmp_path)}
-    rt = build_runtime(Options(no_session=True, workspace=ws, yes=True), env=env, tools=[probe],
-                       model=ScriptedModel([Step(calls=[Call("probe", {"command": "touch /etc/owl"})]),
-                                            Step(text="probed")]))
+    rt = _plain_runtime(tmp_path, [Step(calls=[Call("probe", {"command": "touch /etc/owl"})]), Step(text="probed")],
+                        tools=[probe], yes=True)
 
     async def script(inp, out, repl) -> None:
         await until(lambda: any("plain mode" in line for line in out), "banner")

@@ -57,6 +57,12 @@ class Tmux:
             time.sleep(0.1)
         raise AssertionError(f"timed out waiting for {what}; screen:\n{screen}")
 
+    def quit(self, gone: Callable[[str], bool] = lambda s: "Send / steer" not in s) -> str:
+        """Ctrl+C twice (the second one quits) and wait until ``gone`` holds; returns the screen."""
+        self.keys("C-c")
+        self.keys("C-c")
+        return self.wait(gone, "quit", timeout=10)
+
     def close(self) -> None:
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True, timeout=20)
 
@@ -108,9 +114,7 @@ def test_tui_in_tmux(tmp_path: Path) -> None:
         t.keys("Escape")
         t.wait(lambda s: "aborted" in s and "idle" in s, "abort")
 
-        t.keys("C-c")
-        t.keys("C-c")
-        t.wait(lambda s: "Send / steer" not in s, "quit", timeout=10)
+        t.quit()
     finally:
         never.set()
         t.close()
@@ -125,10 +129,7 @@ def test_approval_in_tmux(tmp_path: Path) -> None:
         Turn(calls=[("bash", {"command": command})]),
         Turn(text="The command ran."),
     )
-    cmd = [sys.executable, "-c", "from owltui.cli import main; raise SystemExit(main())",
-           "--provider", "openai", "--model", "fake-model", "--base-url", server.url, "--no-session",
-           "--sandbox", "off"]
-    t = Tmux(cmd, _env(tmp_path), ws)
+    t = Tmux(_owltui(server.url, "--no-session"), _env(tmp_path), ws)
     try:
         # the sandbox's start-up note is a notice in the TUI, not a stderr line hidden behind it
         t.wait(lambda s: "Send / steer" in s and "the sandbox is off" in s, "the TUI and its start-up note")
@@ -152,9 +153,7 @@ def test_approval_in_tmux(tmp_path: Path) -> None:
         assert len(server.requests) == 2
         assert any("from-tmux" in str(m.get("content")) for m in server.requests[1]["messages"])
 
-        t.keys("C-c")
-        t.keys("C-c")
-        t.wait(lambda s: "Send / steer" not in s, "quit", timeout=10)
+        t.quit()
     finally:
         t.close()
         server.close()
@@ -220,9 +219,7 @@ def test_daily_driver_in_tmux(tmp_path: Path) -> None:
         time.sleep(0.3)
         assert "Send / steer" in t.screen() and "owltui-exited" not in t.screen()
 
-        t.keys("C-c")
-        t.keys("C-c")
-        screen = t.wait(lambda s: "owltui-exited" in s, "quit", timeout=10)
+        screen = t.quit(lambda s: "owltui-exited" in s)
         assert "Resume this session with: owltui --resume " in screen
         sid = screen.split("owltui --resume ", 1)[1].split()[0]
     finally:
@@ -235,9 +232,7 @@ def test_daily_driver_in_tmux(tmp_path: Path) -> None:
         for shown in ("you hello owl", "The first answer about the code.", "echo hi-from-the-shell",
                       "follow-up then follow up", "Following up as asked.", "you go long"):
             assert shown in screen, shown
-        t.keys("C-c")
-        t.keys("C-c")
-        t.wait(lambda s: "Send / steer" not in s, "quit", timeout=10)
+        t.quit()
     finally:
         t.close()
         server.close()
