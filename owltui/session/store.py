@@ -135,8 +135,9 @@ class SessionStore:
                 data = path.read_bytes()
             except OSError as exc:
                 raise SessionError(f"Cannot read session file {path}: {reason(exc)}.") from None
-            store = cls._load(path, data, redactor, warn)
-            records_end = store._repair_tail(fd, data, warn)
+            records, good_end, torn = parse_lines(data, path, warn)  # the file is parsed once
+            store = cls._load(path, records, redactor, warn)
+            records_end = store._repair_tail(fd, data, good_end, torn)
         except BaseException:
             os.close(fd)
             raise
@@ -145,8 +146,8 @@ class SessionStore:
         return store
 
     @classmethod
-    def _load(cls, path: Path, data: bytes, redactor: Redactor | None, warn: Warn | None) -> SessionStore:
-        records, _, _ = parse_lines(data, path, warn)
+    def _load(cls, path: Path, records: list[dict[str, Any]], redactor: Redactor | None,
+              warn: Warn | None) -> SessionStore:
         if records and records[0].get("type") == "session":
             head, body = records[0], records[1:]
         elif any(r.get("type") in KINDS and "id" in r for r in records):
@@ -167,9 +168,9 @@ class SessionStore:
         store._replay(body, warn)
         return store
 
-    def _repair_tail(self, fd: int, data: bytes, warn: Warn | None) -> int:
-        """Cut a torn last line off the file and end the last line with a newline; the new size."""
-        _, good_end, torn = parse_lines(data, self.path, None)
+    def _repair_tail(self, fd: int, data: bytes, good_end: int, torn: bool) -> int:
+        """Cut a torn last line off the file (``parse_lines`` found it: ``torn``, the whole lines end
+        at ``good_end``) and end the last line with a newline; the new size."""
         size = len(data)
         try:
             if torn:

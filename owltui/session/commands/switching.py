@@ -5,26 +5,19 @@ Both answer with ``clear_view``: the front end empties its conversation and draw
 ``host.agent.history`` (the switched-to session's transcript; nothing after ``/new``). ``data``
 says what happened: ``session_id``, and ``resumed`` for a switch.
 
-Switching uses the host's ``switch_session(id)`` when it has one; otherwise it opens the session
-file itself on the host's ``store`` (the real runtime's session store), as ``--resume`` does at
-start-up: the queue in the inbox goes along, the session's own undelivered messages come back.
+Switching is the host's ``switch_session(id)`` (``Runtime.switch_session``): the queue in the inbox
+goes along, the session's own undelivered messages come back. A host without it (a bare test host)
+cannot switch.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from owltui.agent.inbox import QueueLane
-
 from ..sessions import format_listing
 from .spec import Args, CommandError, Context, Pick, Reply, Unavailable
 
 QUEUE_CHOICES = ("keep", "drop")
-LANES: tuple[QueueLane, ...] = ("steer", "follow_up", "aside")
-
-
-def _queued(host: Any) -> int:
-    return sum(len(host.inbox.items(lane)) for lane in LANES)
 
 
 def _refuse_while_running(ctx: Context, verb: str) -> None:
@@ -38,9 +31,9 @@ def new(ctx: Context, a: Args) -> Reply:
     host = ctx.host
     kept = 0
     if a["queue"] == "drop":
-        host.inbox.clear(LANES)
+        host.inbox.clear()
     else:
-        kept = _queued(host)
+        kept = len(host.inbox)
     host.requirement.clear()
     host.new_session()
     host.stats.new_session()
@@ -54,7 +47,7 @@ def new(ctx: Context, a: Args) -> Reply:
 def pick_new(ctx: Context) -> Reply:
     """``/new`` alone: straight to a fresh session, unless messages are queued (then: keep or drop?)."""
     _refuse_while_running(ctx, "/new")
-    n = _queued(ctx.host)
+    n = len(ctx.host.inbox)
     if not n:
         return new(ctx, {"queue": "drop"})
     what = f"{n} queued message{'s' if n != 1 else ''}"
@@ -85,7 +78,7 @@ def pick_session(ctx: Context) -> Reply:
 
 
 def _can_switch(host: Any) -> bool:
-    return callable(getattr(host, "switch_session", None)) or getattr(host, "store", None) is not None
+    return callable(getattr(host, "switch_session", None))
 
 
 def sessions(ctx: Context, a: Args) -> Reply:
@@ -97,11 +90,10 @@ def sessions(ctx: Context, a: Args) -> Reply:
     if current is not None and (target == current or current.startswith(target)):
         return Reply(f"already in session {current}")
     switch = getattr(host, "switch_session", None)
+    if not callable(switch):
+        raise Unavailable("switching sessions needs a saved session (this one runs with --no-session)")
     try:
-        if callable(switch):
-            switch(target)
-        else:
-            _switch_store(host, target)
+        switch(target)
     except (CommandError, Unavailable):
         raise
     except Exception as exc:  # SessionError and friends: one sentence
@@ -111,34 +103,3 @@ def sessions(ctx: Context, a: Args) -> Reply:
     n = len(host.agent.history.items())
     return Reply(f"resumed session {sid} ({n} message{'s' if n != 1 else ''})", clear_view=True,
                  data={"session_id": sid, "resumed": True})
-
-
-def _switch_store(host: Any, target: str) -> None:
-    """Switch the host's session store (the runtime's ``store``) to session ``target``."""
-    from ..paths import sessions_root
-    from ..sessions import find_session
-    from ..store import SessionStore
-
-    old = getattr(host, "store", None)
-    env = getattr(host, "env", None)
-    if old is None or env is None:
-        raise Unavailable("switching sessions needs a saved session (this one runs with --no-session)")
-    path = find_session(sessions_root(env), target)
-    if path == old.path:
-        return
-    store = SessionStore.open(path, old.redactor, old.warn)  # raises before anything changed
-    old.close()
-    store.attach(host.inbox)  # its own undelivered messages come back to the queue
-    for lane in LANES:
-        for item in host.inbox.items(lane):  # what was queued here goes along
-            store.track_queued(lane, item)
-    label = host.model_label
-    if store.model != label and store.items():
-        store.record_model(label)
-    host.store = store
-    agent = host.agent
-    agent.history = store
-    context = getattr(agent, "context", None)
-    if context is not None:  # automatic compaction measures the new history afresh
-        agent.context = type(context)()
-    host.requirement.clear()
