@@ -39,10 +39,6 @@ Later = Callable[..., Any]  # run a callback (sync or async) on the UI's loop af
 SUBAGENT_SHOWN = (ev.ToolStart, ev.ToolEnd, ev.ApprovalRequest)  # the rest stays out of the view
 SHELL_CONTEXT = context_message("\0", "").split("\0", 1)[0]  # how a `!command` reaches the model
 REPLAY_ITEMS = 200  # a resumed transcript draws at most the last this many items (~0.5 s)
-# compaction's events (owltui.agent.events; absent from an agent that does not compact)
-COMPACTION_EVENTS: tuple[type[ev.Event], ...] = tuple(
-    t for t in (getattr(ev, n, None) for n in ("CompactionStart", "Compaction", "CompactionFailed"))
-    if isinstance(t, type))
 
 
 class Presenter:
@@ -79,7 +75,7 @@ class Presenter:
             ev.JobStarted: self._job,
             ev.JobFinished: self._job,
             ev.AgentEnd: self._agent_end,
-            **dict.fromkeys(COMPACTION_EVENTS, self._compaction),
+            **dict.fromkeys((ev.CompactionStart, ev.Compaction, ev.CompactionFailed), self._compaction),
         }
 
     # ---- events --------------------------------------------------------------------------
@@ -174,16 +170,12 @@ class Presenter:
     async def _describe(self, e: ev.Event) -> None:
         await self.say(describe(e))
 
-    async def _compaction(self, e: Any) -> None:
-        after = getattr(e, "tokens_after", None)
-        if isinstance(after, int):
-            self.context_tokens = after
-        if getattr(e, "reason", "") == "manual":
+    async def _compaction(self, e: ev.CompactionStart | ev.Compaction | ev.CompactionFailed) -> None:
+        if isinstance(e, ev.Compaction) and e.tokens_after is not None:
+            self.context_tokens = e.tokens_after
+        if e.reason == "manual":
             return  # /compact's own reply says it
-        notice = describe(e)
-        if notice is None:  # worded here until owltui.session.describe words it
-            notice = _compaction_notice(e)
-        await self.say(notice)
+        await self.say(describe(e))
 
     async def _job(self, e: ev.JobStarted | ev.JobFinished) -> None:
         await self.say(describe(e))
@@ -334,16 +326,3 @@ class Presenter:
     def approval_changed(self, action: str, pending: Pending) -> None:
         if action in ("withdrawn", "answered"):
             self._answered(pending.call_id)
-
-
-def _compaction_notice(e: Any) -> Notice:
-    before, after = getattr(e, "tokens_before", None), getattr(e, "tokens_after", None)
-    how = "automatically, near the context window" if getattr(e, "reason", "") == "auto" else "on request"
-    if type(e).__name__ == "CompactionStart":
-        size = f" (~{before:,} tokens)" if isinstance(before, int) else ""
-        return Notice(f"compacting the conversation {how}{size}…")
-    if type(e).__name__ == "CompactionFailed":
-        stop = "; automatic compaction is off for this session" if getattr(e, "stopped", False) else ""
-        return Notice(f"compaction failed: {getattr(e, 'error', '')}{stop}", "warning")
-    sizes = f": ~{before:,} → ~{after:,} tokens" if isinstance(before, int) and isinstance(after, int) else ""
-    return Notice(f"compacted the conversation {how}{sizes}", "success")

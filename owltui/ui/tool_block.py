@@ -10,10 +10,9 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.markup import escape
 from textual.message import Message
-from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from .approval import ApprovalView, pieces, plain_lines, rich_view, visible
+from .approval import ApprovalView, plain_lines, rich_view, visible
 from .text import clean, summarize_args
 
 STATUS_ICONS = {
@@ -32,7 +31,7 @@ TAIL_LINES = 30
 
 def shown(text: str) -> str:
     """File text as an approval shows it: newlines and tabs kept, other hidden characters escaped."""
-    return "".join(p for p, _ in pieces(text, keep="\n\t"))
+    return visible(text, keep="\n\t")
 
 
 def edit_diff(args: dict[str, Any]) -> Text | None:
@@ -229,10 +228,3 @@ class ToolBlock(Collapsible):
             self.prompt = None
         if self.status == "approval":
             self.set_status(self._before_approval)
-
-
-def find_tool_block(root: Widget, call_id: str) -> ToolBlock | None:
-    for block in root.query(ToolBlock):
-        if block.call_id == call_id:
-            return block
-    return None
