@@ -23,18 +23,17 @@ import anyio.from_thread
 from anyio.abc import ObjectReceiveStream
 
 from owltui.agent.model import Model
-from owltui.session.commands import Commands, Host
+from owltui.session.commands import Commands, Host, LineFront
 from owltui.session.runtime import Options, build_runtime
 
 from .output import JsonLines
 
 
 class BadLine(Exception):
-    """A line that names no command; ``command`` and ``id`` are echoed when they could be read."""
+    """A line that names no command; its ``id`` is echoed when it could be read."""
 
-    def __init__(self, reason: str, command: str | None = None, cid: Any = None) -> None:
+    def __init__(self, reason: str, cid: Any = None) -> None:
         super().__init__(reason)
-        self.command = command
         self.cid = cid
 
 
@@ -53,20 +52,11 @@ def parse_line(line: str) -> tuple[str, Any, dict[str, Any]]:
     return name, cid, cmd
 
 
-class RpcFront:
+class RpcFront(LineFront):
     """RPC mode as the command layer sees it (``Frontend``)."""
 
     label = "RPC mode"
-    capabilities: frozenset[str] = frozenset()
     abort_key = "abort"
-    keys_help = ""
-    themes = None
-
-    def __init__(self) -> None:
-        self.done = False
-
-    def quit(self) -> None:
-        self.done = True
 
 
 class RpcServer:
@@ -75,7 +65,6 @@ class RpcServer:
     def __init__(self, runtime: Host, write: Callable[[dict[str, Any]], None]) -> None:
         self.front = RpcFront()
         self.commands = Commands(runtime, self.front)
-        self.stats = runtime.stats  # get_state's counters start now (the runtime makes them on first use)
         self.write = write
 
     def respond(self, command: str | None, cid: Any, ok: bool, error: str | None = None,
@@ -95,7 +84,7 @@ class RpcServer:
         try:
             name, cid, fields = parse_line(line)
         except BadLine as exc:
-            self.respond(exc.command, exc.cid, False, str(exc))
+            self.respond(None, exc.cid, False, str(exc))
             return True
         reply = self.commands.rpc(name, fields)
         if reply.then is not None:

@@ -33,6 +33,11 @@ DECISIONS: tuple[Decision, ...] = ("allow", "deny", "always")
 Reviewer = Callable[[Any], Any]
 
 
+def is_rerun(name: str, arguments: dict[str, Any]) -> bool:
+    """A request to run a command the sandbox blocked once more, outside it (``sandbox: "off"``)."""
+    return name == "bash" and arguments.get("sandbox") == "off"
+
+
 @dataclass
 class Pending:
     call_id: str
@@ -46,7 +51,7 @@ class Pending:
     @property
     def rerun(self) -> bool:
         """A command the sandbox blocked, to be run once more outside it."""
-        return self.name == "bash" and self.arguments.get("sandbox") == "off"
+        return is_rerun(self.name, self.arguments)
 
     def outcome(self, decision: str) -> tuple[str, Literal["info", "success", "warning"]]:
         """How an answer is reported to the user (empty text: nothing to say)."""

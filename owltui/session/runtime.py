@@ -126,22 +126,10 @@ class Runtime:
         return list_sessions(sessions_dir(self.workspace, self.env))
 
     def state(self) -> dict[str, Any]:
-        """The ``get_state`` payload (CONTRACTS section 2), plus requirement, pending approvals,
-        running jobs and the session's usage (from ``stats``)."""
-        req = self.requirement.current
-        stats = self.stats
-        return {
-            "running": self.agent.running,
-            "paused": self.gate.paused,
-            "queue": self.inbox.snapshot(),
-            "session_id": self.session_id,
-            "model": self.model_label,
-            "requirement": req.tool if req is not None else None,
-            "approvals": [p.call_id for p in self.approvals.pending()],
-            "jobs": sorted(stats.jobs),
-            "usage": stats.usage(),
-            "rounds": stats.rounds,
-        }
+        """The ``get_state`` payload (``owltui.session.commands.host.host_state``)."""
+        from .commands.host import host_state
+
+        return host_state(self)
 
     # ---- changing things -----------------------------------------------------------------
     def set_model(self, spec: str) -> None:

@@ -22,10 +22,15 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
+
+from owltui.session.approvals import is_rerun
+
+if TYPE_CHECKING:
+    from owltui.session.commands import Commands, Reply
 
 BIDI = frozenset(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C))
 ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u180e")
@@ -118,11 +123,6 @@ def hidden_warnings(text: str, what: str, keep: str = "\n\t") -> list[str]:
     if unusual:
         out.append(f"⚠ {what} contains unusual characters: {_listing(unusual)} — shown as escapes")
     return out
-
-
-def is_rerun(name: str, arguments: dict[str, Any]) -> bool:
-    """A request to run a command the sandbox blocked once more, outside it."""
-    return name == "bash" and arguments.get("sandbox") == "off"
 
 
 @dataclass
@@ -311,3 +311,20 @@ def choose(pending: Iterable[Any], call_id: str | None) -> Any | None:
     if call_id is None:
         return waiting[0] if waiting else None
     return next((p for p in waiting if p.call_id == call_id), None)
+
+
+def answer_approval(commands: Commands, pending: Iterable[Any], decision: str,
+                    call_id: str | None = None) -> Reply:
+    """``/allow``, ``/always``, ``/deny`` [CALL_ID] in the TUI and plain mode: the oldest waiting
+    approval (or ``call_id``'s) answered through the command layer; a re-run outside the sandbox is
+    never answered "always"."""
+    from owltui.session.commands import Reply
+
+    chosen = choose(pending, call_id)
+    if chosen is None:
+        which = f" {call_id!r}" if call_id else ""
+        return Reply(f"no approval{which} is waiting", "warning", ok=False)
+    if chosen.rerun and decision == "always":
+        return Reply("a re-run outside the sandbox is allowed once or not at all: /allow or /deny",
+                     "warning", ok=False)
+    return commands.call("approve", call_id=chosen.call_id, decision=decision)

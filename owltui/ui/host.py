@@ -24,6 +24,7 @@ from owltui.agent.model import Model
 from owltui.agent.pause import PauseGate
 from owltui.session.approvals import ApprovalBroker
 from owltui.session.commands import Unavailable
+from owltui.session.commands.host import host_state
 from owltui.session.sessions import SessionInfo
 from owltui.session.stats import RunStats
 
@@ -121,12 +122,7 @@ class LocalRuntime:
         return []
 
     def state(self) -> dict[str, Any]:
-        req = self.requirement.current
-        return {"running": self.agent.running, "paused": self.gate.paused, "queue": self.inbox.snapshot(),
-                "session_id": None, "model": self.model_label,
-                "requirement": req.tool if req is not None else None,
-                "approvals": [p.call_id for p in self.approvals.pending()], "jobs": sorted(self.stats.jobs),
-                "usage": self.stats.usage(), "rounds": self.stats.rounds}
+        return host_state(self)
 
     def _on_gate(self, paused: bool, seconds: float | None) -> None:
         self.emitter.emit(Paused() if paused else Resumed(paused_ms=round((seconds or 0.0) * 1000)))

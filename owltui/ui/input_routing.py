@@ -10,14 +10,14 @@ from owltui.session.commands import Reply, literal
 from owltui.session.shell import unescape
 
 from .app_api import OwlAppApi
-from .approval import choose, parse_answer
+from .approval import answer_approval, parse_answer
 from .prompt_input import PromptInput
 
 
 async def on_send(app: OwlAppApi, msg: PromptInput.Send) -> None:
     answer = parse_answer(msg.text)
     if answer is not None:  # /allow, /always, /deny: typed in full, a deliberate answer
-        await app.show(answer_approval(app, *answer))
+        await app.show(answer_approval(app.commands, app.runtime.approvals.pending(), *answer))
         return
     remember(app, msg.text)
     reply = app.commands.slash(msg.text)
@@ -25,12 +25,17 @@ async def on_send(app: OwlAppApi, msg: PromptInput.Send) -> None:
         text = literal(msg.text)
         follow_up = msg.lane == "follow_up"
         reply = app.commands.send(text, "follow_up" if follow_up else "prompt")
-        # a prompt that started a run is shown now (a paused gate parks the run before delivery);
-        # queued messages are shown when delivered, a `!command` as its bash block
-        started = reply.ok and "queued" not in reply.data and "call_id" not in reply.data
-        if not follow_up and started and app.presenter is not None:
-            await app.presenter.echo(unescape(text))
+        if not follow_up:
+            await echo_started(app, reply, text)
     await app.show(reply)
+
+
+async def echo_started(app: OwlAppApi, reply: Reply, text: str) -> None:
+    """A message sent as ``text`` that started a run is drawn now (a paused gate parks the run
+    before delivery); queued messages are drawn when delivered, a `!command` as its bash block."""
+    started = reply.ok and "queued" not in reply.data and "call_id" not in reply.data
+    if started and app.presenter is not None:
+        await app.presenter.echo(unescape(text))
 
 
 def remember(app: OwlAppApi, text: str) -> None:
@@ -41,18 +46,6 @@ def remember(app: OwlAppApi, text: str) -> None:
             history.add(text)
         except Exception as exc:  # a convenience: never in the way of sending
             logging.getLogger(__name__).debug("input history: %s", exc)
-
-
-def answer_approval(app: OwlAppApi, decision: str, call_id: str | None = None) -> Reply:
-    """Answer the oldest waiting approval (or ``call_id``'s)."""
-    pending = choose(app.runtime.approvals.pending(), call_id)
-    if pending is None:
-        which = f" {call_id!r}" if call_id else ""
-        return Reply(f"no approval{which} is waiting", "warning", ok=False)
-    if pending.rerun and decision == "always":
-        return Reply("a re-run outside the sandbox is allowed once or not at all: /allow or /deny",
-                     "warning", ok=False)
-    return app.commands.call("approve", call_id=pending.call_id, decision=decision)
 
 
 def pop_queue(app: OwlAppApi) -> None:

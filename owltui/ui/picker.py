@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -10,6 +12,14 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
+
+if TYPE_CHECKING:
+    from owltui.session.commands import Pick
+
+
+def pick_options(pick: Pick) -> list[tuple[str, str]]:
+    """A command's ``Pick`` as the picker's (value, label) options."""
+    return [(option, label) for label, option in pick.shown()]
 
 
 class PickerScreen(ModalScreen[str | None]):

@@ -20,11 +20,11 @@ import anyio
 
 from owltui.agent import events as ev
 from owltui.session.approvals import attach_reviewer
-from owltui.session.commands import Commands, Host, Reply, literal
+from owltui.session.commands import Commands, Host, LineFront, Reply, literal
 from owltui.session.describe import Notice, describe
 from owltui.session.stats import RunStats
 
-from .approval import build_view, choose, parse_answer, plain_lines
+from .approval import answer_approval, build_view, parse_answer, plain_lines
 from .text import StreamCleaner, clean, summarize_args
 
 if TYPE_CHECKING:
@@ -138,23 +138,15 @@ class PlainPrinter:
         self.notice(describe(e, queued=self.stats.waiting if self.stats is not None else 0))
 
 
-class PlainFront:
+class PlainFront(LineFront):
     """Plain mode as the command layer sees it (``Frontend``): no themes, no pickers."""
 
     label = "plain mode"
-    capabilities: frozenset[str] = frozenset()
     abort_key = "Ctrl+C"
     keys_help = ("Enter: prompt (steering while a run goes) · Alt+Enter (or Esc, Enter) or /followup TEXT: "
                  "a follow-up · Ctrl+C: abort the run · Ctrl+D: quit\n"
                  "/allow, /always, /deny [CALL_ID]: answer the oldest waiting approval (or that one); "
                  "a typed line is never an answer")
-    themes = None
-
-    def __init__(self) -> None:
-        self.done = False
-
-    def quit(self) -> None:
-        self.done = True
 
 
 class PlainRepl:
@@ -200,20 +192,13 @@ class PlainRepl:
 
     def answer(self, decision: str, call_id: str | None = None) -> None:
         """``/allow``, ``/always``, ``/deny`` [CALL_ID]."""
-        pending = choose(self.runtime.approvals.pending(), call_id)
-        if pending is None:
-            self.write(f"· no approval{f' {call_id!r}' if call_id else ''} is waiting")
-            return
-        if pending.rerun and decision == "always":
-            self.write("· a re-run outside the sandbox is allowed once or not at all: /allow or /deny")
-            return
-        self.show(self.commands.call("approve", call_id=pending.call_id, decision=decision))
+        self.show(answer_approval(self.commands, self.runtime.approvals.pending(), decision, call_id))
 
     def show(self, reply: Reply) -> None:
         pick = reply.pick
         if pick is not None and not reply.text:  # (a text that comes with a pick lists the same)
-            labels = tuple(getattr(pick, "labels", ()))
-            if len(labels) == len(pick.options) and labels != tuple(pick.options):
+            labels = [label for label, _option in pick.shown()]
+            if labels != list(pick.options):
                 self.write(f"{pick.title} (/{pick.command} followed by the first word):")
                 for label in labels:
                     self.write(f"  {label}")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from owltui.session.commands import literal
-from owltui.session.shell import unescape
 
+from .input_routing import echo_started, remember
 from .queue_panel import FOCUS_KEY, QueuePanel
 
 QUEUE_KEY = FOCUS_KEY
@@ -33,14 +33,10 @@ async def steer_now(app: Any) -> None:
     if not text.strip():
         app.notify("type a message first: Ctrl+S sends it as steering now")
         return
-    remember = getattr(app, "_remember", None)
-    if callable(remember):
-        remember(text)
+    remember(app, text)
     sent = literal(text)
     reply = app.commands.send(sent, "immediate")
     if reply.ok:
         app.input.clear()
-    started = reply.ok and "queued" not in reply.data and "call_id" not in reply.data
-    if started and app.presenter is not None:
-        await app.presenter.echo(unescape(sent))
+    await echo_started(app, reply, sent)
     await app.show(reply)

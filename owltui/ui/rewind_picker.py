@@ -5,9 +5,12 @@ files and conversation, files only, or the conversation only. The choice runs
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .picker import PickerScreen
+from .picker import PickerScreen, pick_options
+
+if TYPE_CHECKING:
+    from owltui.session.commands import Pick
 
 WHAT_OPTIONS = [
     ("both", "files and conversation"),
@@ -16,12 +19,9 @@ WHAT_OPTIONS = [
 ]
 
 
-def pick_rewind(app: Any, pick: Any) -> None:
+def pick_rewind(app: Any, pick: Pick) -> None:
     """Push the two pickers for a ``Pick`` from ``/rewind``."""
-    labels = tuple(getattr(pick, "labels", ()) or ())
-    if len(labels) != len(pick.options):
-        labels = tuple(pick.options)
-    options = list(zip(pick.options, labels, strict=True))
+    options = pick_options(pick)
     labelled = dict(options)
 
     def what(checkpoint: str | None) -> None:
@@ -35,5 +35,4 @@ def pick_rewind(app: Any, pick: Any) -> None:
         title = f"Restore what, to before {labelled.get(checkpoint, checkpoint)}?"
         app.push_screen(PickerScreen(title, WHAT_OPTIONS), chosen)
 
-    app.push_screen(PickerScreen(pick.title, options, highlight=pick.highlight,
-                                 note=str(getattr(pick, "note", "") or "")), what)
+    app.push_screen(PickerScreen(pick.title, options, highlight=pick.highlight, note=pick.note), what)

@@ -13,7 +13,7 @@ from owltui.session.describe import model_display
 from .app_api import OwlAppApi
 from .blocks import WelcomeBlock
 from .boot import home_relative
-from .picker import PickerScreen
+from .picker import PickerScreen, pick_options
 from .rewind_picker import pick_rewind
 
 
@@ -61,12 +61,8 @@ async def show(app: OwlAppApi, reply: Reply) -> None:
             if choice:
                 app.call_later(app.run_line, f"/{pick.command} {choice}")
 
-        labels = tuple(getattr(pick, "labels", ()))
-        if len(labels) != len(pick.options):
-            labels = tuple(pick.options)
-        options = list(zip(pick.options, labels, strict=True))
-        app.push_screen(PickerScreen(pick.title, options, highlight=pick.highlight,
-                                     note=str(getattr(pick, "note", "") or "")), chosen)
+        app.push_screen(PickerScreen(pick.title, pick_options(pick), highlight=pick.highlight,
+                                     note=pick.note), chosen)
     if reply.then is not None:
         app.finish(reply.then)
     p.redraw_status()  # a command may have changed what it shows (the model, the session)

@@ -18,12 +18,12 @@ from functools import partial
 from typing import Any, Literal
 
 from ..shell import shell_command, unescape
-from .host import Frontend, Host, Themes
+from .host import Frontend, Host, LineFront, Themes
 from .spec import Arg, Command, CommandError, Context, Pick, Reply, Unavailable, literal, split_slash
 from .table import COMMANDS, help_text, slash_commands
 
 __all__ = ["COMMANDS", "Arg", "Command", "CommandError", "Commands", "Context", "Frontend", "Host",
-           "Pick", "Reply", "Themes", "Unavailable", "literal", "split_slash"]
+           "LineFront", "Pick", "Reply", "Themes", "Unavailable", "literal", "split_slash"]
 
 log = logging.getLogger(__name__)
 

@@ -3,6 +3,7 @@ approvals, sessions) and the ``Frontend`` that typed it (the TUI, plain mode, RP
 
 ``owltui.session.runtime.Runtime`` is the real host; ``owltui.ui.host.LocalRuntime`` is a bare one
 for tests and benches, whose optional services (switching models, compaction) raise ``Unavailable``.
+``LineFront`` is what plain mode and RPC share of a ``Frontend``.
 """
 
 from __future__ import annotations
@@ -82,6 +83,25 @@ class Host(Protocol):
                         tb: TracebackType | None) -> Any: ...
 
 
+def host_state(host: Host) -> dict[str, Any]:
+    """The ``get_state`` payload (CONTRACTS section 2), plus requirement, pending approvals, running
+    jobs and the session's usage (from ``stats``): ``Runtime.state()`` and the bare hosts' too."""
+    req = host.requirement.current
+    stats = host.stats
+    return {
+        "running": host.agent.running,
+        "paused": host.gate.paused,
+        "queue": host.inbox.snapshot(),
+        "session_id": host.session_id,
+        "model": host.model_label,
+        "requirement": req.tool if req is not None else None,
+        "approvals": [p.call_id for p in host.approvals.pending()],
+        "jobs": sorted(stats.jobs),
+        "usage": stats.usage(),
+        "rounds": stats.rounds,
+    }
+
+
 class Themes(Protocol):
     """A front end's themes (the TUI's): what ``/theme`` lists and sets."""
 
@@ -123,3 +143,20 @@ class Frontend(Protocol):
     def quit(self) -> None:
         """End the front end (after the reply is shown)."""
         ...
+
+
+class LineFront:
+    """A front end that reads lines (plain mode, RPC): no themes; ``quit`` ends its loop (``done``).
+    Subclasses name themselves (``label``, ``abort_key``, ``keys_help``)."""
+
+    label = ""
+    capabilities: frozenset[str] = frozenset()
+    abort_key = ""
+    keys_help = ""
+    themes: Themes | None = None
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def quit(self) -> None:
+        self.done = True
