@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -14,7 +16,7 @@ from owltui.agent.agent import Agent
 from owltui.agent.events import Event
 from owltui.agent.history import MemoryHistory
 from owltui.agent.hooks import Directive, Hooks
-from owltui.agent.inbox import NotQueued
+from owltui.agent.inbox import NotQueued, Queued
 from owltui.agent.loop import LoopConfig
 from owltui.agent.messages import ToolResult, UserMessage
 from owltui.agent.pause import PauseGate
@@ -56,17 +58,29 @@ def last_user(view: list) -> list[tuple[str, str]]:
 
 # ---- a queued message stays queued until delivered ---------------------------------------------
 
-async def test_steer_queued_during_batch_stays_listed_and_editable_while_parked() -> None:
+Parked = tuple[Agent, ScriptedModel, list[Event], PauseGate, Queued]
+
+
+@asynccontextmanager
+async def steered_then_parked(text: str) -> AsyncIterator[Parked]:
+    """A run whose first batch blocks; ``text`` is steered during it, the gate closes and the batch is
+    let go: the body runs while the run is parked before its next model call, the steer still queued.
+    Leaving waits for the run (the body resumes the gate)."""
     blk = Blocker()
     gate = PauseGate()
     agent, model, events = make_agent([Step(calls=[Call("block", {})]), Step(text="done")], [blk], gate=gate)
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await blk.started.wait()
-        queued = agent.steer("use tabs")
+        queued = agent.steer(text)
         gate.pause()
         blk.release.set()
         await anyio.wait_all_tasks_blocked()
+        yield agent, model, events, gate, queued
+
+
+async def test_steer_queued_during_batch_stays_listed_and_editable_while_parked() -> None:
+    async with steered_then_parked("use tabs") as (agent, model, events, gate, queued):
         assert gate.parked == {"main": "model"} and model.calls == 1
         # still listed, no input event yet, and editable
         assert agent.inbox.snapshot()["steer"] == [{"id": queued.id, "text": "use tabs", "source": "user"}]
@@ -84,16 +98,7 @@ async def test_steer_queued_during_batch_stays_listed_and_editable_while_parked(
 
 
 async def test_steer_removed_while_parked_is_never_delivered() -> None:
-    blk = Blocker()
-    gate = PauseGate()
-    agent, model, events = make_agent([Step(calls=[Call("block", {})]), Step(text="done")], [blk], gate=gate)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(agent.run, "go")
-        await blk.started.wait()
-        queued = agent.steer("never mind")
-        gate.pause()
-        blk.release.set()
-        await anyio.wait_all_tasks_blocked()
+    async with steered_then_parked("never mind") as (agent, model, events, gate, queued):
         agent.inbox.remove(queued.id)
         gate.resume()
     assert model.calls == 2 and inputs(events) == [("user", "go")]

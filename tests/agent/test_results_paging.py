@@ -13,13 +13,10 @@ from typing import ClassVar
 import pytest
 from pydantic import BaseModel
 
-from owltui.agent.agent import Agent
 from owltui.agent.cancel import CancelToken
-from owltui.agent.loop import LoopConfig
 from owltui.agent.messages import ToolResult
-from owltui.agent.pause import PauseGate
 from owltui.agent.results import MAX_BYTES, MAX_LINES, ReadResult, ReadResultParams, ResultStore
-from owltui.agent.scripted import Call, ScriptedModel, Step
+from owltui.agent.scripted import Call, Step
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 
 from .helpers import Echo, TextArgs, check_history, make_agent
@@ -113,8 +110,7 @@ async def test_following_the_offered_calls_pages_without_respilling(tmp_path: Pa
             calls.append(json.loads(found[-1]))
         return Step(calls=[Call("read_result", calls[-1])])
 
-    agent = Agent(LoopConfig(model=ScriptedModel(step), tools=[Echo()], results=store, max_rounds=50),
-                  gate=PauseGate())
+    agent, _, _ = make_agent(step, [Echo()], results=store, max_rounds=50)
     out = await agent.run("read everything")
     assert out.reason == "done"
     got = preview.split("\n")[: calls[0]["offset"] - 1]  # the head: whole lines

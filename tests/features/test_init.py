@@ -4,11 +4,9 @@ read cap, one write of AGENTS.md through the permission policy, an existing AGEN
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from owltui.agent.events import Emitter, Event
@@ -21,18 +19,10 @@ from owltui.session.runtime import Options, build_runtime
 from owltui.tools.permissions import PermissionPolicy
 from owltui.tools.registry import builtin_tools
 from tests.session.test_command_layer import Front
+from tests.tools.conftest import until
 
 pytestmark = pytest.mark.anyio
 NEW = "# Demo\n\nRun the tests with `pytest -q`.\n"
-
-
-async def until(cond: Callable[[], object], limit: float = 30) -> None:
-    """Wait until ``cond()`` is true (polling: the conditions span threads and processes)."""
-    with anyio.fail_after(limit):
-        while True:
-            if cond():
-                return
-            await anyio.sleep(0.01)
 
 
 @pytest.fixture
@@ -161,11 +151,11 @@ async def test_slash_init_on_the_runtime(tmp_path: Path, ws: Path) -> None:
         assert reply is not None and reply.ok and reply.then is None and reply.text.startswith("/init: looking")
         again = c.slash("/init")
         assert again is not None and not again.ok and again.text == "/init is already running"
-        await until(rt.approvals.pending)
+        await until(rt.approvals.pending, 30)
         [pending] = rt.approvals.pending()
         assert pending.name == "write" and pending.arguments["path"] == "AGENTS.md"
         assert c.call("approve", call_id=pending.call_id, decision="allow").ok
-        await until(lambda: "AGENTS.md" in str(rt.agent.history.items()[-1:]))
+        await until(lambda: "AGENTS.md" in str(rt.agent.history.items()[-1:]), 30)
         assert (ws / TARGET).read_text() == NEW
         c.send("thanks")
         await rt.wait_settled()

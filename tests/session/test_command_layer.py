@@ -64,6 +64,14 @@ def commands(front: Front | None = None, tools: list | None = None) -> Commands:
     return Commands(rt, front or Front())
 
 
+def held_run() -> tuple[anyio.Event, LocalRuntime, Commands]:
+    """A bare runtime whose first answer waits for the returned event (a run that stays going), and
+    its commands."""
+    gate = anyio.Event()
+    rt = LocalRuntime(ScriptedModel([Step(text="one", gate=gate)]))
+    return gate, rt, Commands(rt, Front())
+
+
 # ---- one declaration ---------------------------------------------------------------------------
 def test_names_are_declared_once() -> None:
     assert [c.slash for c in COMMANDS if c.slash] == SLASH
@@ -160,9 +168,7 @@ def test_quit_asks_the_front_end() -> None:
 
 @pytest.mark.anyio
 async def test_prompt_queues_while_running_and_new_session_clears() -> None:
-    gate = anyio.Event()
-    rt = LocalRuntime(ScriptedModel([Step(text="one", gate=gate)]))
-    c = Commands(rt, Front())
+    gate, rt, c = held_run()
     async with rt:
         assert c.send("first").data == {}
         busy = c.rpc("prompt", {"text": "again"})
@@ -258,9 +264,7 @@ async def test_send_attaches_mentions_and_routes_bang(tmp_path: Path, monkeypatc
 
 @pytest.mark.anyio
 async def test_init_is_refused_while_a_run_goes_or_without_write() -> None:
-    gate = anyio.Event()
-    rt = LocalRuntime(ScriptedModel([Step(text="one", gate=gate)]))
-    c = Commands(rt, Front())
+    gate, rt, c = held_run()
     async with rt:
         c.send("go")
         busy = c.slash("/init")

@@ -5,10 +5,7 @@ user-provided context - idle (added to the history, no run) and during a run (as
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -22,19 +19,11 @@ from owltui.session.runtime import Options, Runtime, build_runtime
 from owltui.session.shell import run_shell, shell_command, unescape
 from owltui.tools.sandbox import capabilities
 from tests.session.test_command_layer import Front
+from tests.tools.conftest import outside_dir, until
 
 pytestmark = pytest.mark.anyio
 needs_landlock = pytest.mark.skipif(capabilities().landlock_abi < 1, reason="this kernel has no Landlock")
 SECRET = "sk-live-0123456789abcdefghij"
-
-
-async def until(cond: Callable[[], object], limit: float = 30) -> None:
-    """Wait until ``cond()`` is true (polling: the conditions span threads and processes)."""
-    with anyio.fail_after(limit):
-        while True:
-            if cond():
-                return
-            await anyio.sleep(0.01)
 
 
 def build(tmp_path: Path, steps: list[Step], **opts: object) -> tuple[Runtime, ScriptedModel, list[Event]]:
@@ -128,7 +117,7 @@ async def test_abort_stops_a_running_command(tmp_path: Path) -> None:
     c = Commands(rt, Front())
     async with rt:
         reply = c.send("!echo begin; sleep 30")
-        await until(lambda: any(e.type == "tool_update" for e in events))
+        await until(lambda: any(e.type == "tool_update" for e in events), 30)
         assert c.call("abort").data == {"aborted": True}
         end = await ended(events, reply.data["call_id"])
     assert end["status"] == "cancelled" and "processes were killed" in end["output"]
@@ -149,16 +138,8 @@ async def test_empty_and_escaped(tmp_path: Path) -> None:
 @pytest.fixture
 def outside() -> Iterator[Path]:
     """A directory in the home directory: neither the workspace nor the temp dir."""
-    home = Path.home().resolve()
-    tmp = Path(tempfile.gettempdir()).resolve()
-    if home == tmp or tmp in home.parents or not os.access(home, os.W_OK):
-        pytest.skip("the home directory is inside the temp dir or not writable")
-    d = home / f".owltui-shell-test-{uuid.uuid4().hex[:8]}"
-    d.mkdir()
-    try:
+    with outside_dir("shell") as d:
         yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 @needs_landlock

@@ -1,11 +1,16 @@
-"""Fixtures for the built-in tool tests: a workspace, a tool context, a job manager."""
+"""Fixtures for the built-in tool tests: a workspace, a tool context, a job manager, a directory
+outside the sandbox, and waiting for what another process does."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -92,3 +97,35 @@ def wait_gone(pgid: int, within: float) -> float:
         assert time.monotonic() - start < within, f"process group {pgid} still alive: {group_members(pgid)}"
         time.sleep(0.005)
     return time.monotonic() - start
+
+
+async def until(cond: Callable[[], object], within: float = 5.0, what: str = "the condition") -> None:
+    """Wait until ``cond()`` holds (polling: it is another process's state); fails after ``within``."""
+    with anyio.move_on_after(within):
+        while not cond():  # noqa: ASYNC110 - the condition is another process's state
+            await anyio.sleep(0.005)
+        return
+    raise AssertionError(f"{what} not reached within {within} s")
+
+
+@contextmanager
+def outside_dir(tag: str) -> Iterator[Path]:
+    """A fresh directory in the home directory: neither a workspace nor the temp dir, so a sandboxed
+    command must not be able to write there. Skips the test when no such place exists here."""
+    home = Path.home().resolve()
+    tmp = Path(tempfile.gettempdir()).resolve()
+    if home == tmp or tmp in home.parents or not os.access(home, os.W_OK):
+        pytest.skip("the home directory is inside the temp dir or not writable")
+    d = home / f".owltui-{tag}-test-{uuid.uuid4().hex[:8]}"
+    d.mkdir()
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A directory commands must not write to: in the home directory, outside temp and workspace."""
+    with outside_dir("sandbox") as d:
+        yield d

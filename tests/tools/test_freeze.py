@@ -5,19 +5,20 @@ opening it continues them with the time they had left. ``pause_freeze = false`` 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from owltui.agent.pause import PauseGate
+from owltui.agent.tool import ToolContext
 from owltui.tools.bash import BashParams, BashTool
 from owltui.tools.freeze import Freezer
 from owltui.tools.jobs import JobManager, JobOutputParams, JobOutputTool
 from owltui.tools.reaper import read_stat
 
-from .conftest import MakeCtx
+from .conftest import MakeCtx, until
 
 pytestmark = pytest.mark.anyio
 
@@ -27,15 +28,37 @@ def state(pid: int) -> str | None:
     return st.state if st is not None else None
 
 
-async def until(cond: Callable[[], bool], within: float = 5.0, what: str = "condition") -> None:
-    with anyio.fail_after(within):
-        while not cond():  # noqa: ASYNC110 - the condition is another process's state
-            await anyio.sleep(0.005)
-
-
 @pytest.fixture
 def gate() -> PauseGate:
     return PauseGate()
+
+
+class Shown:
+    """What a command has streamed so far (its progress callback)."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def __call__(self, text: str) -> None:
+        self.text += text
+
+    def has_pids(self) -> bool:
+        return len(self.text.split()) >= 2
+
+    def pids(self) -> tuple[int, int]:
+        """``counter_script``'s first two lines: its shell's pid and the escaped sleep's."""
+        shell, escaped = self.text.split()[:2]
+        return int(shell), int(escaped)
+
+
+def frozen_ctx(gate: PauseGate, make_ctx: MakeCtx, tmp_path: Path, progress: Shown | None = None,
+               **freezer: Any) -> tuple[JobManager, Freezer, ToolContext]:
+    """A job manager, the freezer that follows ``gate`` over it, and a tool context with both."""
+    jobs = JobManager(spill_dir=tmp_path / "spill")
+    freezer_ = Freezer(gate, jobs, **freezer)
+    ctx = make_ctx(jobs, progress=progress)
+    ctx.services["freezer"] = freezer_
+    return jobs, freezer_, ctx
 
 
 def counter_script(ws: Path, steps: int, name: str = "count") -> str:
@@ -54,17 +77,8 @@ def count(ws: Path, name: str = "count") -> int:
 async def test_a_running_command_is_stopped_while_paused_and_its_cap_is_extended(
     gate: PauseGate, make_ctx: MakeCtx, ws: Path, tmp_path: Path
 ) -> None:
-    jobs = JobManager(spill_dir=tmp_path / "spill")
-    freezer = Freezer(gate, jobs)
-    ctx = make_ctx(jobs)
-    ctx.services["freezer"] = freezer
-    shown = ""
-
-    def progress(text: str) -> None:
-        nonlocal shown
-        shown += text
-
-    ctx.progress = progress
+    shown = Shown()
+    jobs, freezer, ctx = frozen_ctx(gate, make_ctx, tmp_path, shown)
     result = []
     cap, hold = 1.5, 2.0
     # about 1 s of work (50 steps), a 1.5 s cap, a 2 s pause: without the pause clock the command
@@ -76,8 +90,8 @@ async def test_a_running_command_is_stopped_while_paused_and_its_cap_is_extended
             result.append(await BashTool().run(BashParams(command=counter_script(ws, 50), timeout=cap), ctx))
 
         tg.start_soon(run)
-        await until(lambda: count(ws) >= 3 and len(shown.split()) >= 2, what="the loop runs")
-        shell, escaped = (int(x) for x in shown.split()[:2])
+        await until(lambda: count(ws) >= 3 and shown.has_pids(), what="the loop runs")
+        shell, escaped = shown.pids()
         await until(lambda: state(escaped) == "S", what="setsid sleep")
         gate.pause()
         assert freezer.frozen() == {"commands": 1, "jobs": 0}
@@ -104,10 +118,7 @@ async def test_a_running_command_is_stopped_while_paused_and_its_cap_is_extended
 
 async def test_a_jobs_wait_is_extended_by_the_pause(gate: PauseGate, make_ctx: MakeCtx, ws: Path,
                                                     tmp_path: Path) -> None:
-    jobs = JobManager(spill_dir=tmp_path / "spill")
-    freezer = Freezer(gate, jobs)
-    ctx = make_ctx(jobs)
-    ctx.services["freezer"] = freezer
+    jobs, freezer, ctx = frozen_ctx(gate, make_ctx, tmp_path)
     out = await BashTool().run(BashParams(command=counter_script(ws, 40), timeout=0.2), ctx)
     assert out.details["background"]
     job = jobs.get(out.details["job_id"])
@@ -150,10 +161,7 @@ async def test_escaped_jobs_are_frozen_too(gate: PauseGate, make_ctx: MakeCtx, t
 @pytest.mark.parametrize("how", ["config", "override"])
 async def test_park_only_leaves_processes_running(how: str, gate: PauseGate, make_ctx: MakeCtx, ws: Path,
                                                   tmp_path: Path) -> None:
-    jobs = JobManager(spill_dir=tmp_path / "spill")
-    freezer = Freezer(gate, jobs, enabled=how == "override")
-    ctx = make_ctx(jobs)
-    ctx.services["freezer"] = freezer
+    jobs, freezer, _ctx = frozen_ctx(gate, make_ctx, tmp_path, enabled=how == "override")
     job = await jobs.start(f"while :; do echo x >> {ws / 'ticks'}; sleep 0.01; done", ws)
 
     def ticks() -> int:
@@ -184,17 +192,8 @@ async def test_park_only_leaves_processes_running(how: str, gate: PauseGate, mak
 
 async def test_abort_while_frozen_kills_the_command(gate: PauseGate, make_ctx: MakeCtx, ws: Path,
                                                     tmp_path: Path) -> None:
-    jobs = JobManager(spill_dir=tmp_path / "spill")
-    freezer = Freezer(gate, jobs)
-    ctx = make_ctx(jobs)
-    ctx.services["freezer"] = freezer
-    shown = ""
-
-    def progress(text: str) -> None:
-        nonlocal shown
-        shown += text
-
-    ctx.progress = progress
+    shown = Shown()
+    jobs, _freezer, ctx = frozen_ctx(gate, make_ctx, tmp_path, shown)
     result = []
 
     async def run() -> None:
@@ -202,8 +201,8 @@ async def test_abort_while_frozen_kills_the_command(gate: PauseGate, make_ctx: M
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
-        await until(lambda: len(shown.split()) >= 2)
-        shell, escaped = (int(x) for x in shown.split()[:2])
+        await until(shown.has_pids)
+        shell, escaped = shown.pids()
         gate.pause()
         await until(lambda: state(shell) == "T", 1.0, "stopped")
         ctx.cancel.cancel("aborted")

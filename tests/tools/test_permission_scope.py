@@ -158,7 +158,3 @@ def test_read_only_is_not_widened_by_yes(tmp_path: Path) -> None:
               call("edit", path="a", old_text="a", new_text="b")):
         assert runtime.permissions.review(c, read_only=False).decision == "refuse"
 
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

@@ -28,6 +28,7 @@ from owltui.tools.proc import Proc
 from owltui.tools.reaper import REAPER, children, read_stat
 
 from .conftest import Events, MakeCtx
+from .conftest import until as until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -55,12 +56,6 @@ def until(cond: Callable[[], bool], within: float = 5.0, what: str = "condition"
         assert time.monotonic() - start < within, f"{what} not reached in {within} s"
         time.sleep(0.005)
     return time.monotonic() - start
-
-
-async def until_async(cond: Callable[[], bool], within: float = 5.0, what: str = "condition") -> None:
-    with anyio.fail_after(within):
-        while not cond():  # noqa: ASYNC110 - the condition is another process's state
-            await anyio.sleep(0.005)
 
 
 def my_zombies() -> list[int]:

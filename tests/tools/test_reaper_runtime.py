@@ -5,7 +5,6 @@ the gate and config ``pause_freeze``."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -16,12 +15,9 @@ from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.session.runtime import Options, Runtime, build_runtime
 from owltui.tools.reaper import read_stat
 
+from .conftest import until
+
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def _build(tmp_path: Path, steps: list[Step], config: str = "") -> tuple[Runtime, ScriptedModel, list[Event]]:
@@ -36,12 +32,6 @@ def _build(tmp_path: Path, steps: list[Step], config: str = "") -> tuple[Runtime
     events: list[Event] = []
     rt.emitter.subscribe(events.append)
     return rt, model, events
-
-
-async def until(cond: Callable[[], bool], within: float = 5.0) -> None:
-    with anyio.fail_after(within):
-        while not cond():  # noqa: ASYNC110 - another process's state
-            await anyio.sleep(0.005)
 
 
 async def test_escaped_process_does_not_hold_print_mode_and_dies_with_the_runtime(tmp_path: Path) -> None:

@@ -1,19 +1,17 @@
 """The kernel sandbox with real processes: what a command may write, what it may not, and what it is told.
 
 These run real shells under Landlock (and a user/mount namespace where allowed); they are skipped on
-a kernel without Landlock. "Outside" is a fresh directory in the home directory: not the
-workspace, not the temp dir, so a sandboxed command must not be able to write there.
+a kernel without Landlock. "Outside" (the ``outside`` fixture, conftest.py) is a fresh directory in the
+home directory: not the workspace, not the temp dir, so a sandboxed command must not be able to write there.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +33,6 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A workspace that is a git repository."""
     ws = tmp_path / "ws"
@@ -47,21 +40,6 @@ def repo(tmp_path: Path) -> Path:
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     (ws / "src.txt").write_text("code\n")
     return ws
-
-
-@pytest.fixture
-def outside() -> Iterator[Path]:
-    """A directory commands must not write to: in the home directory, outside temp and workspace."""
-    home = Path.home().resolve()
-    tmp = Path(tempfile.gettempdir()).resolve()
-    if home == tmp or tmp in home.parents or not os.access(home, os.W_OK):
-        pytest.skip("the home directory is inside the temp dir or not writable")
-    d = home / f".owltui-sandbox-test-{uuid.uuid4().hex[:8]}"
-    d.mkdir()
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 async def bash(ws: Path, command: str, policy: SandboxPolicy | None = None, **services: Any) -> ToolOutput:
