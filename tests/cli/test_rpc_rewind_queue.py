@@ -233,11 +233,14 @@ def test_a_steer_queued_during_a_batch_stays_listed_and_editable_while_parked(
         fake: FakeOpenAI, env: dict[str, str], workspace: Path, procs: list[Proc]) -> None:
     rpc = _rpc(fake, env, workspace, "--yes")
     procs.append(rpc)
-    fake.add(Turn(calls=[("bash", {"command": "sleep 0.5"})]), Turn(text="steered answer"))
+    # the command runs until the test lets it end: the pause and the steer come during the batch
+    fake.add(Turn(calls=[("bash", {"command": "while [ ! -e go ]; do sleep 0.02; done"})]),
+             Turn(text="steered answer"))
     rpc.call({"type": "prompt", "text": "run it", "id": 1})
     rpc.expect(type="tool_start")
     rpc.call({"type": "pause", "freeze": False, "id": 2})  # the command finishes; the run parks after it
     qid = rpc.call({"type": "steer", "text": "use python instead", "id": 3})["queue_id"]
+    (workspace / "go").touch()
     rpc.expect(type="tool_end")
     rpc.expect(type="turn_end")
     rpc.expect(type="turn_start")  # the next round: parked before its model call

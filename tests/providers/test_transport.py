@@ -10,7 +10,7 @@ import ssl
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -50,6 +50,8 @@ class KeepAliveServer:
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.connections = 0
+        self.answered = 0  # responses written in full (``respond`` returned)
+        self.closed = 0  # connections the server closed
         self.requests: list[bytes] = []
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
@@ -87,12 +89,17 @@ class KeepAliveServer:
                     self.requests.append(head + b"\r\n\r\n" + buf[:length])
                     n = len(self.requests)
                 buf = buf[length:]
-                if not self.respond(conn, n):
+                keep = self.respond(conn, n)
+                with self.lock:
+                    self.answered += 1
+                if not keep:
                     return
         except OSError:
             pass
         finally:
             conn.close()
+            with self.lock:
+                self.closed += 1
 
     def close(self) -> None:
         self.sock.close()
@@ -132,16 +139,40 @@ async def text(m: OpenAICompatModel) -> str:
     return asm.finish().text
 
 
-def test_a_model_keeps_one_connection_across_calls(served: Callable[..., KeepAliveServer]) -> None:
-    server = served(lambda conn, n: conn.sendall(HEAD + chunked(sse(f"r{n} ", "ok"))) is None)
-    m = model(server.url)
+def texts(url: str, n: int,
+          between: Callable[[OpenAICompatModel, int], Awaitable[None]] | None = None) -> list[str]:
+    """``n`` calls' texts from one model (its client kept open across them, closed at the end);
+    ``between(model, k)`` is awaited after the k-th call."""
+    m = model(url)
 
     async def calls() -> list[str]:
-        out = [await text(m) for _ in range(5)]
+        out = []
+        for _ in range(n):
+            out.append(await text(m))
+            if between is not None:
+                await between(m, len(out))
         await m.aclose()
         return out
 
-    assert run(calls()) == [f"r{n} ok" for n in range(1, 6)]
+    return run(calls())
+
+
+def lingering(m: OpenAICompatModel) -> bool:
+    """The model's transport still reads, in the background, the end of a response it stopped at."""
+    client = m._own_client
+    return client is not None and bool(client._transport._lingering)  # type: ignore[attr-defined]
+
+
+async def until(cond: Callable[[], bool], within: float = 5.0) -> None:
+    """Wait until ``cond()`` holds (polling: the server runs in its own threads)."""
+    async with asyncio.timeout(within):
+        while not cond():  # noqa: ASYNC110 - the server's threads change it
+            await asyncio.sleep(0.005)
+
+
+def test_a_model_keeps_one_connection_across_calls(served: Callable[..., KeepAliveServer]) -> None:
+    server = served(lambda conn, n: conn.sendall(HEAD + chunked(sse(f"r{n} ", "ok"))) is None)
+    assert texts(server.url, 5) == [f"r{n} ok" for n in range(1, 6)]
     assert server.connections == 1
     assert b"POST /v1/chat/completions HTTP/1.1" in server.requests[0]
 
@@ -176,17 +207,11 @@ def test_a_body_left_unfinished_closes_the_connection_without_waiting(
 def test_a_stale_kept_connection_is_replaced_once(served: Callable[..., KeepAliveServer]) -> None:
     # the server closes each connection right after answering, without saying so
     server = served(lambda conn, n: conn.sendall(HEAD + chunked(sse(f"r{n}"))) is not None)
-    m = model(server.url)
 
-    async def calls() -> list[str]:
-        out = []
-        for _ in range(3):
-            out.append(await text(m))
-            await asyncio.sleep(0.05)  # let the close arrive, or not: both must work
-        await m.aclose()
-        return out
+    async def closed(m: OpenAICompatModel, k: int) -> None:  # the kept connection is stale now
+        await until(lambda: server.closed >= k)
 
-    assert run(calls()) == ["r1", "r2", "r3"]
+    assert texts(server.url, 3, closed) == ["r1", "r2", "r3"]
     assert server.connections == 3
 
 
@@ -202,14 +227,7 @@ def test_body_until_close_and_content_length(served: Callable[..., KeepAliveServ
         return True
 
     server = served(respond)
-    m = model(server.url)
-
-    async def calls() -> list[str]:
-        out = [await text(m) for _ in range(2)]
-        await m.aclose()
-        return out
-
-    assert run(calls()) == ["until close", "with length"]
+    assert texts(server.url, 2) == ["until close", "with length"]
 
 
 def test_one_body_piece_per_network_read(served: Callable[..., KeepAliveServer]) -> None:
@@ -218,9 +236,8 @@ def test_one_body_piece_per_network_read(served: Callable[..., KeepAliveServer])
 
     async def read() -> list[bytes]:
         async with httpx.AsyncClient(transport=LeanTransport()) as client:
-            await asyncio.sleep(0)
             async with client.stream("GET", server.url) as resp:
-                await asyncio.sleep(0.2)  # everything has arrived
+                await until(lambda: server.answered == 1)  # everything was sent before the first read
                 return [chunk async for chunk in resp.aiter_raw()]
 
     got = run(read())
@@ -286,14 +303,7 @@ def test_tls_verifies_with_the_context_httpx_builds(tmp_path: Path, served: Call
     out = run(collect(model(server.url), REQUEST))
     assert out.error is not None and "certificate verify failed" in out.error.message  # not trusted
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    m = model(server.url)
-
-    async def calls() -> list[str]:
-        texts = [await text(m) for _ in range(2)]
-        await m.aclose()
-        return texts
-
-    assert run(calls()) == ["secure", "secure"]
+    assert texts(server.url, 2) == ["secure", "secure"]
 
 
 def test_cookies_still_kept_and_sent_back(served: Callable[..., KeepAliveServer]) -> None:
@@ -303,14 +313,7 @@ def test_cookies_still_kept_and_sent_back(served: Callable[..., KeepAliveServer]
         return True
 
     server = served(respond)
-    m = model(server.url)
-
-    async def calls() -> list[str]:
-        out = [await text(m) for _ in range(3)]
-        await m.aclose()
-        return out
-
-    assert run(calls()) == ["r1", "r2", "r3"]
+    assert texts(server.url, 3) == ["r1", "r2", "r3"]
     assert b"cookie: lb=node7" not in server.requests[0].lower()
     assert all(b"cookie: lb=node7" in r.lower() for r in server.requests[1:])
 
@@ -323,17 +326,11 @@ def test_a_late_closing_chunk_still_keeps_the_connection(served: Callable[..., K
         return True
 
     server = served(respond)
-    m = model(server.url)
 
-    async def calls() -> list[str]:
-        out = []
-        for _ in range(3):
-            out.append(await text(m))
-            await asyncio.sleep(0.4)  # the closing chunk arrives meanwhile
-        await m.aclose()
-        return out
+    async def closing_chunk_read(m: OpenAICompatModel, k: int) -> None:  # it arrives meanwhile
+        await until(lambda: server.answered >= k and not lingering(m))
 
-    assert run(calls()) == ["r1", "r2", "r3"]
+    assert texts(server.url, 3, closing_chunk_read) == ["r1", "r2", "r3"]
     assert server.connections == 1
 
 

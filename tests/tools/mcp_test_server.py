@@ -4,12 +4,12 @@
     python mcp_test_server.py http TOKEN   # Streamable HTTP on 127.0.0.1, a free port printed as
                                            # "PORT n"; every request needs "Authorization: Bearer TOKEN"
 
-Tools: echo (readOnlyHint), slow (sleeps; a cancelled call writes "cancelled <seconds>" to the file
-named by $MCP_TEST_MARKER), picture (an image and a caption), structured (structured content only),
-fails (an error result), spawn_child (starts ``sleep 300`` in the server's process group and returns
-its pid), change_tools (sends tools/list_changed), whoami (the server's pid and $MCP_TEST_GREETING),
-and one whose name needs sanitising. (Schemas the providers would reject: ``mcp_raw_server.py``, as
-the SDK refuses to send them.)
+Tools: echo (readOnlyHint), slow (reports progress 0 once it runs, then sleeps; a cancelled call writes
+"cancelled <seconds>" to the file named by $MCP_TEST_MARKER), picture (an image and a caption),
+structured (structured content only), fails (an error result), spawn_child (starts ``sleep 300`` in
+the server's process group and returns its pid), change_tools (sends tools/list_changed), whoami (the
+server's pid and $MCP_TEST_GREETING), and one whose name needs sanitising. (Schemas the providers would
+reject: ``mcp_raw_server.py``, as the SDK refuses to send them.)
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name == "slow":
         start = time.monotonic()
         try:
+            await ctx.session.report_progress(0, float(args["seconds"]), "sleeping")  # the call is here
             await anyio.sleep(float(args["seconds"]))
         except anyio.get_cancelled_exc_class():
             marker = os.environ.get("MCP_TEST_MARKER")

@@ -360,7 +360,7 @@ async def test_a_source_without_servers_is_ready_at_once(ws: Path) -> None:
     assert src.status() == [] and "No MCP servers" in src.describe()
     async with anyio.create_task_group() as tg:
         tg.start_soon(src.start)
-        await anyio.sleep(0.01)
+        await anyio.wait_all_tasks_blocked()  # started: waiting to be closed
         with anyio.fail_after(2):
             await src.aclose()  # start() returns once closed
 

@@ -28,7 +28,7 @@ import pytest
 
 from owltui.agent.agent import Agent
 from owltui.agent.cancel import CancelToken
-from owltui.agent.events import ToolEnd, ToolStart
+from owltui.agent.events import ToolEnd, ToolUpdate
 from owltui.agent.messages import ToolResult
 from owltui.agent.pause import PauseGate
 from owltui.agent.results import ResultStore
@@ -241,14 +241,13 @@ async def test_abort_during_a_slow_call_returns_within_a_second_and_the_server_s
                            Step(text="fine")])
     async with running(servers, ws) as (src, warnings):
         agent = await session(ws, model, src)
-        started = anyio.Event()
-        agent.emitter.subscribe(lambda ev: started.set() if isinstance(ev, ToolStart) else None)
+        at_server = anyio.Event()  # the server's first progress: it is running the call
+        agent.emitter.subscribe(lambda ev: at_server.set() if isinstance(ev, ToolUpdate) else None)
         async with anyio.create_task_group() as tg:
             agent.bind(tg)
             assert agent.prompt("sleep")
             with anyio.fail_after(10):
-                await started.wait()
-            await anyio.sleep(0.3)  # the request is at the server
+                await at_server.wait()
             t0 = time.monotonic()
             agent.abort()
             with anyio.fail_after(5):
@@ -464,7 +463,7 @@ async def test_approving_the_workspace_file_in_the_session_starts_its_servers_be
     assert src.servers == [] and "/mcp approve" in warnings[0] and question(src) is not None
     async with anyio.create_task_group() as tg:
         tg.start_soon(src.start)
-        await anyio.sleep(0.05)
+        await anyio.wait_all_tasks_blocked()  # started, and waiting for servers to be approved
         assert decide(src, True).startswith(f"Approved {ws / '.mcp.json'}: starting its MCP servers (t)")
         assert question(src) is None
         assert await src.wait_ready()
