@@ -368,11 +368,6 @@ class OwlApp(App[int]):
 
         await input_routing.on_send(self, msg)
 
-    def _remember(self, text: str) -> None:  # (queue_keys' Ctrl+S keeps the line too)
-        from . import input_routing
-
-        input_routing.remember(self, text)
-
     def on_prompt_input_pop_queue(self, _msg: PromptInput.PopQueue) -> None:
         from . import input_routing
 
