@@ -48,9 +48,15 @@ def make_workspace(root: Path, files: int, rng: random.Random) -> list[Path]:
 
 
 def git_commit_all(root: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(root.parent), "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x.invalid", "GIT_COMMITTER_NAME": "b",
-           "GIT_COMMITTER_EMAIL": "b@x.invalid"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(root.parent),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "b",
+        "GIT_AUTHOR_EMAIL": "b@x.invalid",
+        "GIT_COMMITTER_NAME": "b",
+        "GIT_COMMITTER_EMAIL": "b@x.invalid",
+    }
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
         subprocess.run(["git", *args], cwd=root, env=env, check=True)
 
@@ -62,8 +68,11 @@ def timed(fn: Callable[[], Any]) -> float:
 
 
 def summary(values: list[float]) -> dict[str, float]:
-    return {"median_ms": round(statistics.median(values), 1), "min_ms": round(min(values), 1),
-            "max_ms": round(max(values), 1)}
+    return {
+        "median_ms": round(statistics.median(values), 1),
+        "min_ms": round(min(values), 1),
+        "max_ms": round(max(values), 1),
+    }
 
 
 def turn(root: Path, files: list[Path], rng: random.Random, n: int, tag: str) -> None:
@@ -107,11 +116,20 @@ def bench(kind: str, nfiles: int, runs: int) -> dict[str, Any]:
             restored = len(paths)
             files = [p for p in files if p.exists()]
         reopen_ms = timed(lambda: CheckpointStore(root, store_dir).list(current=False))
-        return {"workspace": kind, "files": nfiles, "runs": runs, "open_ms": round(open_ms, 1),
-                "first_snapshot_ms": round(first_ms, 1), "snapshot": summary(subsequent),
-                "snapshot_unchanged": summary(unchanged), "list": summary(listing),
-                "restore": summary(restores), "restored_paths_per_restore": restored,
-                "reopen_ms": round(reopen_ms, 1), "checkpoints": len(store.list(current=False))}
+        return {
+            "workspace": kind,
+            "files": nfiles,
+            "runs": runs,
+            "open_ms": round(open_ms, 1),
+            "first_snapshot_ms": round(first_ms, 1),
+            "snapshot": summary(subsequent),
+            "snapshot_unchanged": summary(unchanged),
+            "list": summary(listing),
+            "restore": summary(restores),
+            "restored_paths_per_restore": restored,
+            "reopen_ms": round(reopen_ms, 1),
+            "checkpoints": len(store.list(current=False)),
+        }
 
 
 def main() -> None:
@@ -136,8 +154,10 @@ def main() -> None:
         s = r["list"]
         print(f"  list()                {s['median_ms']:8.1f} ms  (min {s['min_ms']}, max {s['max_ms']})")
         s = r["restore"]
-        print(f"  restore ({r['restored_paths_per_restore']} paths)    {s['median_ms']:8.1f} ms  "
-              f"(min {s['min_ms']}, max {s['max_ms']})")
+        print(
+            f"  restore ({r['restored_paths_per_restore']} paths)    {s['median_ms']:8.1f} ms  "
+            f"(min {s['min_ms']}, max {s['max_ms']})"
+        )
         print(f"  reopen + list         {r['reopen_ms']:8.1f} ms")
 
 

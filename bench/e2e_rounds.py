@@ -40,8 +40,12 @@ from typing import Any
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None, usage: bool = False) -> bytes:
-    body: dict[str, Any] = {"id": "c1", "object": "chat.completion.chunk", "model": "bench",
-                            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    body: dict[str, Any] = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "model": "bench",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     if usage:
         body["usage"] = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
     return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
@@ -88,10 +92,16 @@ def serve(directory: Path) -> None:
             done = sum(1 for m in data.get("messages", []) if m.get("role") == "tool")
             out: list[bytes] = [_chunk({"role": "assistant", "content": ""})]
             if kind == "rounds" and done < target:
-                call = {"index": 0, "id": f"call_{done}", "type": "function",
-                        "function": {"name": "read", "arguments": ""}}
+                call = {
+                    "index": 0,
+                    "id": f"call_{done}",
+                    "type": "function",
+                    "function": {"name": "read", "arguments": ""},
+                }
                 out.append(_chunk({"tool_calls": [call]}))
-                out.append(_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"path": "f.txt"}'}}]}))
+                out.append(
+                    _chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"path": "f.txt"}'}}]})
+                )
                 out.append(_chunk({}, "tool_calls", usage=True))
             elif kind == "events":
                 out.extend(_chunk({"content": f"w{i} "}) for i in range(target))
@@ -142,9 +152,14 @@ def floor(url: str, model: str, directory: Path) -> None:
             if not calls:
                 sys.stdout.write("".join(text) + "\n")
                 return
-            message["tool_calls"] = [{"id": c["id"], "type": "function",
-                                      "function": {"name": c["name"], "arguments": c["arguments"]}}
-                                     for c in calls.values()]
+            message["tool_calls"] = [
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                }
+                for c in calls.values()
+            ]
             messages.append(message)
             for c in calls.values():
                 args = json.loads(c["arguments"])
@@ -170,8 +185,9 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path, label: str = "") -> fl
     under ``label``."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err,
-                                stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL
+        )
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -206,18 +222,41 @@ def main() -> None:
             while not (work / "port").exists():
                 time.sleep(0.01)
             url = f"http://127.0.0.1:{(work / 'port').read_text()}/v1"
-            env = {k: v for k, v in os.environ.items()
-                   if not k.endswith("_API_KEY") and k != "PYTHONDONTWRITEBYTECODE"}
-            env.update(XDG_DATA_HOME=str(work / "data"), XDG_CONFIG_HOME=str(work / "cfg"), OPENAI_API_KEY="x")
+            env = {
+                k: v
+                for k, v in os.environ.items()
+                if not k.endswith("_API_KEY") and k != "PYTHONDONTWRITEBYTECODE"
+            }
+            env.update(
+                XDG_DATA_HOME=str(work / "data"), XDG_CONFIG_HOME=str(work / "cfg"), OPENAI_API_KEY="x"
+            )
 
             def ours(model: str) -> float:
-                return timed([*owltui_cmd(), "-p", "go", "--provider", "openai", "--model", model,
-                              "--base-url", url, "--yes", "--no-session", "--max-rounds", "1000"], env, work,
-                             f"owltui {model}")
+                return timed(
+                    [
+                        *owltui_cmd(),
+                        "-p",
+                        "go",
+                        "--provider",
+                        "openai",
+                        "--model",
+                        model,
+                        "--base-url",
+                        url,
+                        "--yes",
+                        "--no-session",
+                        "--max-rounds",
+                        "1000",
+                    ],
+                    env,
+                    work,
+                    f"owltui {model}",
+                )
 
             def theirs(model: str) -> float:
-                return timed([sys.executable, __file__, "--floor", url, model, str(work)], env, work,
-                             f"floor {model}")
+                return timed(
+                    [sys.executable, __file__, "--floor", url, model, str(work)], env, work, f"floor {model}"
+                )
 
             ours("rounds-1")  # warm caches; captures the request shape for the floor
             for label, (lo, hi), kind in (("round", args.rounds, "rounds"), ("event", args.events, "events")):
@@ -230,16 +269,21 @@ def main() -> None:
                     per_ours.append(a * 1e6)
                     per_floor.append(b * 1e6)
                     ratios.append(a / b)
-                print(f"per {label}: owltui {statistics.median(per_ours):8.1f} µs, floor "
-                      f"{statistics.median(per_floor):8.1f} µs, ratio median {statistics.median(ratios):.2f}× "
-                      f"(spread {min(ratios):.2f}–{max(ratios):.2f}×, {args.pairs} alternating pairs, "
-                      f"load {os.getloadavg()[0]:.2f})", flush=True)
+                print(
+                    f"per {label}: owltui {statistics.median(per_ours):8.1f} µs, floor "
+                    f"{statistics.median(per_floor):8.1f} µs, ratio median {statistics.median(ratios):.2f}× "
+                    f"(spread {min(ratios):.2f}–{max(ratios):.2f}×, {args.pairs} alternating pairs, "
+                    f"load {os.getloadavg()[0]:.2f})",
+                    flush=True,
+                )
             hi = args.rounds[1]
             ours_rss, floor_rss = PEAKS[f"owltui rounds-{hi}"], PEAKS[f"floor rounds-{hi}"]
             rss = [a / b for a, b in zip(ours_rss, floor_rss, strict=True)]
-            print(f"peak RSS over {hi} rounds: owltui {statistics.median(ours_rss):.1f} MB, floor "
-                  f"{statistics.median(floor_rss):.1f} MB, ratio median {statistics.median(rss):.2f}× "
-                  f"(spread {min(rss):.2f}–{max(rss):.2f}×)")
+            print(
+                f"peak RSS over {hi} rounds: owltui {statistics.median(ours_rss):.1f} MB, floor "
+                f"{statistics.median(floor_rss):.1f} MB, ratio median {statistics.median(rss):.2f}× "
+                f"(spread {min(rss):.2f}–{max(rss):.2f}×)"
+            )
         finally:
             server.kill()
 

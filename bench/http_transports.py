@@ -33,10 +33,26 @@ CLIENTS = ["sync httpx (floor)", "httpx default (httpcore)", "httpx + httpx-aioh
 def body_bytes() -> bytes:
     msgs = [{"role": "system", "content": "x" * 8000}, {"role": "user", "content": "go"}]
     for i in range(40):
-        msgs.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{i}", "type": "function", "function": {"name": "read", "arguments": '{"path": "f.txt"}'}}]})
-    tools = [{"type": "function", "function": {"name": f"t{i}", "description": "d" * 600,
-                                               "parameters": {"type": "object"}}} for i in range(12)]
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": "read", "arguments": '{"path": "f.txt"}'},
+                    }
+                ],
+            }
+        )
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": f"t{i}", "description": "d" * 600, "parameters": {"type": "object"}},
+        }
+        for i in range(12)
+    ]
     return json.dumps({"model": "rounds-100000", "stream": True, "tools": tools, "messages": msgs}).encode()
 
 
@@ -51,12 +67,14 @@ def client(name: str, url: str, requests: int) -> None:
     out: dict[str, float] = {}
     if name.startswith("sync"):
         with httpx.Client(timeout=60) as c:
+
             def once(data: bytes) -> int:
                 n = 0
                 with c.stream("POST", url + "/chat/completions", content=data, headers=headers) as r:
                     for chunk in r.iter_bytes():
                         n += len(chunk)
                 return n
+
             for _ in range(20):
                 once(payload)
             t0, c0 = time.perf_counter(), time.process_time()
@@ -75,17 +93,21 @@ def client(name: str, url: str, requests: int) -> None:
             c = httpx.AsyncClient(timeout=60)
         elif "aiohttp" in name:
             from httpx_aiohttp import AiohttpTransport
+
             c = httpx.AsyncClient(timeout=60, transport=AiohttpTransport())
         else:
             from owltui.providers.transport import LeanTransport
+
             c = httpx.AsyncClient(timeout=60, transport=LeanTransport())
         async with c:
+
             async def once(data: bytes) -> int:
                 n = 0
                 async with c.stream("POST", url + "/chat/completions", content=data, headers=headers) as r:
                     async for chunk in r.aiter_bytes():
                         n += len(chunk)
                 return n
+
             for _ in range(20):
                 await once(payload)
             t0, c0 = time.perf_counter(), time.process_time()
@@ -96,6 +118,7 @@ def client(name: str, url: str, requests: int) -> None:
             t0 = time.perf_counter()
             await once(events_body)
             out["event"] = (time.perf_counter() - t0) / 40000 * 1e6
+
     asyncio.run(main())
     print(json.dumps(out))
 
@@ -125,19 +148,28 @@ def main() -> None:
             results: dict[str, list[dict[str, float]]] = {n: [] for n in names}
             for _ in range(args.repeat):
                 for n in names:
-                    proc = subprocess.run([sys.executable, __file__, "--client", n, url, str(args.requests)],
-                                          env=env, capture_output=True, text=True, check=True)
+                    proc = subprocess.run(
+                        [sys.executable, __file__, "--client", n, url, str(args.requests)],
+                        env=env,
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    )
                     results[n].append(json.loads(proc.stdout.strip().splitlines()[-1]))
-            print(f"load: {os.getloadavg()[0]:.2f}; {args.requests} requests of {len(body_bytes())} bytes, "
-                  f"medians of {args.repeat} alternating runs")
+            print(
+                f"load: {os.getloadavg()[0]:.2f}; {args.requests} requests of {len(body_bytes())} bytes, "
+                f"medians of {args.repeat} alternating runs"
+            )
             floor = statistics.median(r["cpu"] for r in results[names[0]])
             for n in names:
                 wall = statistics.median(r["wall"] for r in results[n])
                 cpu = [r["cpu"] for r in results[n]]
                 ev = statistics.median(r["event"] for r in results[n])
-                print(f"{n:<28} per request wall {wall:7.0f} µs  cpu {statistics.median(cpu):7.0f} µs "
-                      f"({min(cpu):.0f}–{max(cpu):.0f}; {statistics.median(cpu) / floor:.2f}× floor)  "
-                      f"per event {ev:6.2f} µs")
+                print(
+                    f"{n:<28} per request wall {wall:7.0f} µs  cpu {statistics.median(cpu):7.0f} µs "
+                    f"({min(cpu):.0f}–{max(cpu):.0f}; {statistics.median(cpu) / floor:.2f}× floor)  "
+                    f"per event {ev:6.2f} µs"
+                )
         finally:
             server.kill()
 

@@ -57,10 +57,14 @@ sys.exit(main())
 
 
 def script() -> list[Turn]:
-    return [Turn(text="Starting a job.", calls=[("bash", {"command": "sleep 3", "timeout": 1})]),
-            Turn(text="Reading while waiting.", calls=[("read", {"path": "hello.txt"}),
-                                                       ("job_output", {"job_id": "1", "wait": 4})]),
-            Turn(text="All done.")]
+    return [
+        Turn(text="Starting a job.", calls=[("bash", {"command": "sleep 3", "timeout": 1})]),
+        Turn(
+            text="Reading while waiting.",
+            calls=[("read", {"path": "hello.txt"}), ("job_output", {"job_id": "1", "wait": 4})],
+        ),
+        Turn(text="All done."),
+    ]
 
 
 def one_run(fake: FakeOpenAI, base: Path, n: int, rng: random.Random, hook: bool) -> tuple[bool, str]:
@@ -110,15 +114,26 @@ def one_run(fake: FakeOpenAI, base: Path, n: int, rng: random.Random, hook: bool
         return False, "starts with an assistant message"
     fake.add(Turn(text="resumed"))
     before = len(fake.requests)
-    r = subprocess.run([sys.executable, "-m", "owltui.cli", "-p", "-c", "continue", *openai_args(fake.url)],
-                       env=env, cwd=ws, capture_output=True, text=True, timeout=120)
-    first_role = next((m["role"] for m in fake.requests[before]["messages"] if m["role"] != "system"), None) \
-        if len(fake.requests) > before else None
+    r = subprocess.run(
+        [sys.executable, "-m", "owltui.cli", "-p", "-c", "continue", *openai_args(fake.url)],
+        env=env,
+        cwd=ws,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    first_role = (
+        next((m["role"] for m in fake.requests[before]["messages"] if m["role"] != "system"), None)
+        if len(fake.requests) > before
+        else None
+    )
     ok = not missing and r.returncode == 0 and first_role == "user"
-    why = (f"killed after {len(lines)} lines (+{delay:.2f}s): {len(ended)} tool_end, {len(saved)} saved"
-           + (f", MISSING {sorted(missing)}" if missing else "")
-           + (f", -c exit {r.returncode}: {r.stderr.strip()[-200:]}" if r.returncode else "")
-           + (f", warnings {warnings}" if warnings else ""))
+    why = (
+        f"killed after {len(lines)} lines (+{delay:.2f}s): {len(ended)} tool_end, {len(saved)} saved"
+        + (f", MISSING {sorted(missing)}" if missing else "")
+        + (f", -c exit {r.returncode}: {r.stderr.strip()[-200:]}" if r.returncode else "")
+        + (f", warnings {warnings}" if warnings else "")
+    )
     return ok, why
 
 
@@ -140,8 +155,10 @@ def main() -> int:
                 print(f"{n:3d} {'ok  ' if ok else 'FAIL'} {why}", flush=True)
     finally:
         fake.close()
-    print(f"{args.runs - failures}/{args.runs} runs kept every emitted result "
-          f"({'with' if args.with_hook else 'without'} the loop hook), {time.monotonic() - start:.0f} s")
+    print(
+        f"{args.runs - failures}/{args.runs} runs kept every emitted result "
+        f"({'with' if args.with_hook else 'without'} the loop hook), {time.monotonic() - start:.0f} s"
+    )
     return 1 if failures else 0
 
 

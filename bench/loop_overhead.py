@@ -66,8 +66,11 @@ def prefill(n: int) -> list:
 
 async def owl(rounds: int, history: int) -> float:
     model = ScriptedModel(script(rounds), record=False)
-    agent = Agent(LoopConfig(model=model, tools=[Noop()], max_rounds=rounds + 10),
-                  MemoryHistory(prefill(history)), gate=PauseGate())
+    agent = Agent(
+        LoopConfig(model=model, tools=[Noop()], max_rounds=rounds + 10),
+        MemoryHistory(prefill(history)),
+        gate=PauseGate(),
+    )
     agent.emitter.subscribe(lambda e: None)  # one subscriber, like a front end
     t0 = time.perf_counter()
     out = await agent.run("go")
@@ -115,8 +118,10 @@ def main() -> None:
     for h in sorted({0, args.history, 20000}):
         o = best(owl, args.rounds, h)
         f = best(floor, args.rounds, h)
-        print(f"history {h:>6}: owltui {o * 1e6:7.1f} µs/round   floor {f * 1e6:6.1f} µs/round   "
-              f"ratio {o / f:4.2f}x")
+        print(
+            f"history {h:>6}: owltui {o * 1e6:7.1f} µs/round   floor {f * 1e6:6.1f} µs/round   "
+            f"ratio {o / f:4.2f}x"
+        )
     tracemalloc.start()
     anyio.run(owl, args.rounds, args.history)
     _, peak = tracemalloc.get_traced_memory()

@@ -47,8 +47,13 @@ print(took, sdk, len(servers))
 def startup_path(ws: Path, config: Path, runs: int) -> tuple[float, bool]:
     times, sdk = [], False
     for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", STARTUP_PATH, str(ws), str(config)], capture_output=True,
-                             text=True, check=True, cwd=ROOT).stdout.split()
+        out = subprocess.run(
+            [sys.executable, "-c", STARTUP_PATH, str(ws), str(config)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout.split()
         times.append(float(out[0]))
         sdk = sdk or out[1] == "True"
         assert out[2] == "2"
@@ -96,8 +101,10 @@ def main() -> None:
         config = ws / "servers.json"
         config.write_text(json.dumps({"mcpServers": SERVERS}))
         path_s, sdk = startup_path(ws, config, args.runs)
-        print(f"start-up path (import + load + source, 2 servers): {path_s * 1000:.1f} ms median; "
-              f"MCP SDK imported: {sdk}")
+        print(
+            f"start-up path (import + load + source, 2 servers): {path_s * 1000:.1f} ms median; "
+            f"MCP SDK imported: {sdk}"
+        )
         results = [anyio.run(background, ws, config) for _ in range(args.runs)]
     for key in ("ready_s", "worst_loop_lag_ms", "close_s"):
         values = [r[key] for r in results]

@@ -63,8 +63,10 @@ async def abort_once(ws: Path, jobs: JobManager) -> float:
         shown += text
 
     ctx = ToolContext(workspace=ws, cancel=CancelToken(), services={"jobs": jobs}, progress=progress)
-    command = ("sleep 300 & echo $!; nohup sleep 301 >/dev/null 2>&1 & echo $!; setsid sleep 302 & echo $!; "
-               "setsid sh -c 'sleep 303 & echo $!; wait' & sleep 60")
+    command = (
+        "sleep 300 & echo $!; nohup sleep 301 >/dev/null 2>&1 & echo $!; setsid sleep 302 & echo $!; "
+        "setsid sh -c 'sleep 303 & echo $!; wait' & sleep 60"
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(BashTool().run, BashParams(command=command), ctx)
         await until(lambda: len(shown.split()) == 4)
@@ -94,12 +96,16 @@ async def main(runs: int, procs: int) -> None:
         base = []
         for _ in range(runs):
             started = time.monotonic()
-            await BashTool().run(BashParams(command="exit 0"),
-                                 ToolContext(workspace=ws, cancel=CancelToken(), services={"jobs": jobs}))
+            await BashTool().run(
+                BashParams(command="exit 0"),
+                ToolContext(workspace=ws, cancel=CancelToken(), services={"jobs": jobs}),
+            )
             base.append(time.monotonic() - started)
         listings = [await listing_once(ws, jobs) for _ in range(runs)]
-        print(f"bash 'setsid sleep 300 & exit 0' with the escaped job named: {fmt(listings)} "
-              f"(bash 'exit 0': {fmt(base)})")
+        print(
+            f"bash 'setsid sleep 300 & exit 0' with the escaped job named: {fmt(listings)} "
+            f"(bash 'exit 0': {fmt(base)})"
+        )
         started = time.monotonic()
         await jobs.shutdown()
         print(f"shutdown with {runs} escaped jobs: {(time.monotonic() - started) * 1000:.1f} ms")
@@ -123,8 +129,7 @@ async def main(runs: int, procs: int) -> None:
             gate.resume()
             await until(lambda: not any(state(p) == "T" for p in pids))
             resumes.append(time.monotonic() - started)
-        print(f"freeze {len(pids)} processes (gate.pause → all in T): {fmt(pauses)}; "
-              f"thaw: {fmt(resumes)}")
+        print(f"freeze {len(pids)} processes (gate.pause → all in T): {fmt(pauses)}; thaw: {fmt(resumes)}")
         scans = []
         for _ in range(runs * 5):
             started = time.perf_counter()
@@ -142,15 +147,20 @@ async def main(runs: int, procs: int) -> None:
         await anyio.sleep(3)
         idle = (cpu() - c0) / (time.monotonic() - w0)
         c0, w0 = cpu(), time.monotonic()
-        await BashTool().run(BashParams(command="sleep 3"),
-                             ToolContext(workspace=ws, cancel=CancelToken(), services={}))
+        await BashTool().run(
+            BashParams(command="sleep 3"), ToolContext(workspace=ws, cancel=CancelToken(), services={})
+        )
         busy = (cpu() - c0) / (time.monotonic() - w0)
-        print(f"CPU of OwlTUI's process while a 3 s command runs: {busy * 100:.2f} % of a core "
-              f"(idle wait: {idle * 100:.2f} %)")
+        print(
+            f"CPU of OwlTUI's process while a 3 s command runs: {busy * 100:.2f} % of a core "
+            f"(idle wait: {idle * 100:.2f} %)"
+        )
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--procs", type=int, default=20)
     args = parser.parse_args()

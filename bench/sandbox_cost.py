@@ -26,10 +26,14 @@ from owltui.tools.proc import Proc
 
 def _probe_ms() -> float:
     """A fresh interpreter's first ``capabilities()`` (ctypes import + Landlock + namespace probe)."""
-    code = ("import time; from owltui.tools.sandbox import capabilities; t = time.perf_counter(); "
-            "capabilities(); print((time.perf_counter() - t) * 1000)")
-    runs = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                 check=True).stdout) for _ in range(5)]
+    code = (
+        "import time; from owltui.tools.sandbox import capabilities; t = time.perf_counter(); "
+        "capabilities(); print((time.perf_counter() - t) * 1000)"
+    )
+    runs = [
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        for _ in range(5)
+    ]
     return statistics.median(runs)
 
 
@@ -58,10 +62,14 @@ def main() -> None:
         import owltui.ui.app  # noqa: F401
     ballast = [bytearray(1024) for _ in range(args.ballast_mb * 1024)]
     caps = sandbox.capabilities()
-    print(f"kernel: Landlock ABI {caps.landlock_abi}, namespaces {'yes' if caps.namespaces else 'no'} "
-          f"({'user namespace' if caps.userns else 'mount namespace as root'})")
-    print(f"parent max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
-          f"(ballast {len(ballast) // 1024} MB)")
+    print(
+        f"kernel: Landlock ABI {caps.landlock_abi}, namespaces {'yes' if caps.namespaces else 'no'} "
+        f"({'user namespace' if caps.userns else 'mount namespace as root'})"
+    )
+    print(
+        f"parent max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB "
+        f"(ballast {len(ballast) // 1024} MB)"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         ws, spill = Path(tmp) / "ws", Path(tmp) / "spill"
         ws.mkdir()

@@ -31,8 +31,15 @@ def owltui_cmd() -> list[str]:
 
 def timed(cmd: list[str], env: dict[str, str], cwd: str) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True,
-                   stdin=subprocess.DEVNULL)
+    subprocess.run(
+        cmd,
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+        stdin=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 
@@ -66,11 +73,27 @@ class FirstRequest:
 
     def measure(self, env: dict[str, str], cwd: str, cmd: list[str] | None = None) -> float:
         self.arrived.clear()
-        cmd = cmd or [*owltui_cmd(), "-p", "hi", "--provider", "openai", "--model", "bench", "--base-url",
-                      self.url, "--no-session"]
+        cmd = cmd or [
+            *owltui_cmd(),
+            "-p",
+            "hi",
+            "--provider",
+            "openai",
+            "--model",
+            "bench",
+            "--base-url",
+            self.url,
+            "--no-session",
+        ]
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cmd,
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
         if not self.arrived.wait(60):
             proc.kill()
             raise RuntimeError("print mode never reached the server")
@@ -91,30 +114,39 @@ def main() -> int:
     server = FirstRequest()
     cases = {
         "python -c pass": lambda: timed([sys.executable, "-c", "pass"], env, tmp),
-        "python -c 'import httpx, pydantic'": lambda: timed([sys.executable, "-c", "import httpx, pydantic"],
-                                                            env, tmp),
+        "python -c 'import httpx, pydantic'": lambda: timed(
+            [sys.executable, "-c", "import httpx, pydantic"], env, tmp
+        ),
         "owltui --version": lambda: timed([*owltui_cmd(), "--version"], env, tmp),
         "owltui -p (to first request)": lambda: server.measure(env, tmp),
     }
-    floor_code = ("import httpx, json; httpx.post(%r, content=json.dumps({'model': 'bench', 'stream': True, "
-                  "'messages': [{'role': 'user', 'content': 'hi'}]}), headers={'authorization': 'Bearer bench', "
-                  "'content-type': 'application/json'})" % (server.url + "/chat/completions"))
-    cases["floor: httpx.post (to first request)"] = lambda: server.measure(env, tmp, [sys.executable, "-c",
-                                                                                       floor_code])
+    floor_code = (
+        "import httpx, json; httpx.post(%r, content=json.dumps({'model': 'bench', 'stream': True, "
+        "'messages': [{'role': 'user', 'content': 'hi'}]}), headers={'authorization': 'Bearer bench', "
+        "'content-type': 'application/json'})" % (server.url + "/chat/completions")
+    )
+    cases["floor: httpx.post (to first request)"] = lambda: server.measure(
+        env, tmp, [sys.executable, "-c", floor_code]
+    )
     try:
         for name, fn in cases.items():
             fn()  # warm the page cache and .pyc files
             samples = [fn() for _ in range(args.runs)]
-            print(f"{name:<38} median {statistics.median(samples) * 1000:7.1f} ms  "
-                  f"(min {min(samples) * 1000:.1f}, max {max(samples) * 1000:.1f}, n={args.runs})", flush=True)
+            print(
+                f"{name:<38} median {statistics.median(samples) * 1000:7.1f} ms  "
+                f"(min {min(samples) * 1000:.1f}, max {max(samples) * 1000:.1f}, n={args.runs})",
+                flush=True,
+            )
         ours, floor = cases["owltui -p (to first request)"], cases["floor: httpx.post (to first request)"]
         ratios = []
         for _ in range(args.runs):
             a, b = ours(), floor()
             ratios.append(a / b)
-        print(f"start → first request, owltui -p / floor: median {statistics.median(ratios):.2f}× "
-              f"(spread {min(ratios):.2f}–{max(ratios):.2f}×, {args.runs} alternating pairs, "
-              f"load {os.getloadavg()[0]:.2f})")
+        print(
+            f"start → first request, owltui -p / floor: median {statistics.median(ratios):.2f}× "
+            f"(spread {min(ratios):.2f}–{max(ratios):.2f}×, {args.runs} alternating pairs, "
+            f"load {os.getloadavg()[0]:.2f})"
+        )
     finally:
         server.httpd.shutdown()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -31,15 +31,33 @@ def make_stream(n: int) -> bytes:
     words = ["The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", "."]
     parts = []
     for i in range(n):
-        chunk = {"id": "chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL", "object": "chat.completion.chunk",
-                 "created": 1727346168, "model": "gpt-4o-2024-08-06", "system_fingerprint": "fp_5050236cbd",
-                 "choices": [{"index": 0, "delta": {"content": words[i % len(words)]}, "logprobs": None,
-                              "finish_reason": None}]}
+        chunk = {
+            "id": "chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL",
+            "object": "chat.completion.chunk",
+            "created": 1727346168,
+            "model": "gpt-4o-2024-08-06",
+            "system_fingerprint": "fp_5050236cbd",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"content": words[i % len(words)]},
+                    "logprobs": None,
+                    "finish_reason": None,
+                }
+            ],
+        }
         parts.append(b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n")
-    end = {"id": "x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {},
-                                                                       "finish_reason": "stop"}]}
-    usage = {"id": "x", "object": "chat.completion.chunk", "choices": [],
-             "usage": {"prompt_tokens": 10, "completion_tokens": n}}
+    end = {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    }
+    usage = {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "choices": [],
+        "usage": {"prompt_tokens": 10, "completion_tokens": n},
+    }
     parts.append(b"data: " + json.dumps(end).encode() + b"\n\n")
     parts.append(b"data: " + json.dumps(usage).encode() + b"\n\ndata: [DONE]\n\n")
     return b"".join(parts)
@@ -77,11 +95,13 @@ class Server:
                     length = int(line.split(b":")[1])
             while len(rest) < length:
                 rest += conn.recv(65536)
-            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                         b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n")
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+            )
             body = self.body
             for i in range(0, len(body), 16384):
-                piece = body[i:i + 16384]
+                piece = body[i : i + 16384]
                 conn.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
             conn.sendall(b"0\r\n\r\n")
 
@@ -89,8 +109,10 @@ class Server:
 async def baseline(url: str) -> int:
     """The least httpx code that reads the stream: aiter_raw, split on blank lines, json.loads."""
     n = 0
-    async with httpx.AsyncClient() as client, client.stream(
-            "POST", url + "/v1/chat/completions", content=b"{}") as resp:
+    async with (
+        httpx.AsyncClient() as client,
+        client.stream("POST", url + "/v1/chat/completions", content=b"{}") as resp,
+    ):
         buf = b""
         async for chunk in resp.aiter_raw():
             buf += chunk

@@ -132,7 +132,9 @@ def main() -> None:
         make_tree(ws, args.files)
         listed = subprocess.run([rg, "--files"], cwd=ws, capture_output=True).stdout.count(b"\n")
         print(f"tree: {listed} files rg lists (+500 ignored), made in {time.perf_counter() - start:.1f} s")
-        print(f"{'operation':44} {'tool':>9} {'floor':>9} {'ratio':>6} {'sorted':>9} {'ratio':>6}  floor command")
+        print(
+            f"{'operation':44} {'tool':>9} {'floor':>9} {'ratio':>6} {'sorted':>9} {'ratio':>6}  floor command"
+        )
         cases = [
             ("grep status_code==200 (few matches)", GrepParams(pattern="status_code==200"),
              [rg, "-n", "status_code==200"]),

@@ -32,7 +32,7 @@ import termios
 import time
 from pathlib import Path
 
-MINIMAL = '''
+MINIMAL = """
 from textual.app import App
 from textual.widgets import Footer, Input, Static
 
@@ -47,7 +47,7 @@ class Minimal(App):
 
 
 Minimal().run()
-'''
+"""
 
 
 def owltui_cmd() -> list[str]:
@@ -58,8 +58,14 @@ def owltui_cmd() -> list[str]:
 Moments = tuple[float, float, float, float]  # first paint, full frame, ready, settled (s)
 
 
-def measure(cmd: list[str], env: dict[str, str], cwd: str, quiet: float, footer: bytes,
-            ready_mark: bytes | None = None) -> Moments:
+def measure(
+    cmd: list[str],
+    env: dict[str, str],
+    cwd: str,
+    quiet: float,
+    footer: bytes,
+    ready_mark: bytes | None = None,
+) -> Moments:
     """Seconds from the spawn to each moment (ready: when ``ready_mark`` is first drawn; without
     it, the full frame)."""
     start = time.perf_counter()
@@ -111,11 +117,19 @@ def main() -> int:
         work = Path(tmp) / "work"
         work.mkdir()
         (Path(tmp) / "minimal.py").write_text(MINIMAL)
-        env = {k: v for k, v in os.environ.items()
-               if not k.endswith("_API_KEY") and k not in ("PYTHONDONTWRITEBYTECODE", "OPENAI_BASE_URL",
-                                                           "ANTHROPIC_BASE_URL")}
-        env.update(XDG_CONFIG_HOME=f"{tmp}/config", XDG_DATA_HOME=f"{tmp}/data", TERM="xterm-256color",
-                   COLUMNS="120", LINES="40")
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.endswith("_API_KEY")
+            and k not in ("PYTHONDONTWRITEBYTECODE", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL")
+        }
+        env.update(
+            XDG_CONFIG_HOME=f"{tmp}/config",
+            XDG_DATA_HOME=f"{tmp}/data",
+            TERM="xterm-256color",
+            COLUMNS="120",
+            LINES="40",
+        )
         ours = [*owltui_cmd(), "--provider", "demo", "--no-session"]
         theirs = [sys.executable, str(Path(tmp) / "minimal.py")]
         quiet = args.quiet / 1000
@@ -123,9 +137,13 @@ def main() -> int:
         if args.mcp_servers:
             cfg = Path(tmp) / "config-mcp" / "owltui"
             cfg.mkdir(parents=True)
-            cfg.joinpath("config.toml").write_text("".join(
-                f'[mcp.servers.time{i}]\ncommand = "{sys.executable}"\nargs = ["-m", "mcp_server_time"]\n'
-                for i in range(args.mcp_servers)))
+            cfg.joinpath("config.toml").write_text(
+                "".join(
+                    f'[mcp.servers.time{i}]\ncommand = "{sys.executable}"\nargs = ["-m", "mcp_server_time"]\n'
+                    for i in range(args.mcp_servers)
+                )
+            )
+
         def run_ours(environ: dict[str, str]) -> Moments:
             return measure(ours, environ, str(work), quiet, footer=b"Send", ready_mark=b"demo (offline)")
 
@@ -145,12 +163,13 @@ def main() -> int:
         for name, samples in rows.items():
             med = [statistics.median(s[k] * 1000 for s in samples) for k in range(4)]
             ready = f", ready {med[2]:4.0f}" if name != "minimal" else ""
-            print(f"{name:<8} medians (ms): first paint {med[0]:4.0f}, full frame {med[1]:4.0f}{ready}, "
-                  f"settled {med[3]:4.0f} (n={args.runs})")
+            print(
+                f"{name:<8} medians (ms): first paint {med[0]:4.0f}, full frame {med[1]:4.0f}{ready}, "
+                f"settled {med[3]:4.0f} (n={args.runs})"
+            )
 
         def spread(ratios: list[float]) -> str:
-            return (f"median {statistics.median(ratios):.2f}× (spread {min(ratios):.2f}–"
-                    f"{max(ratios):.2f}×)")
+            return f"median {statistics.median(ratios):.2f}× (spread {min(ratios):.2f}–{max(ratios):.2f}×)"
 
         print(f"({args.runs} alternating runs each, load {os.getloadavg()[0]:.2f})")
         for k, label in ((0, "first paint"), (1, "full frame")):

@@ -30,8 +30,10 @@ from owltui.ui.blocks import AssistantBlock
 from owltui.ui.host import LocalRuntime
 from owltui.ui.themes import PACKAGE_THEMES
 
-WORDS = ("the loop streams tokens while the user types steering messages into the input and the "
-         "markdown view appends each batch of text without re-rendering the whole answer").split()
+WORDS = (
+    "the loop streams tokens while the user types steering messages into the input and the "
+    "markdown view appends each batch of text without re-rendering the whole answer"
+).split()
 
 
 def make_tokens(n: int, seed: int = 7) -> list[str]:
@@ -152,8 +154,9 @@ async def bench(n_tokens: int, rate: float, size: tuple[int, int]) -> dict[str, 
         "key_max_ms": round(max(key_latencies) * 1000, 1) if key_latencies else None,
         "last_token_ms": round(last_token * 1000, 1),
         "frames": len(frames),
-        "fps_during_stream": round(sum(1 for f in frames if model.started_at <= f <= model.last_token_at)
-                                   / stream_s, 1),
+        "fps_during_stream": round(
+            sum(1 for f in frames if model.started_at <= f <= model.last_token_at) / stream_s, 1
+        ),
     }
 
 

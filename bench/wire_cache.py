@@ -19,20 +19,33 @@ from owltui.providers.base import HTTPModel
 from owltui.providers.openai_compat import OpenAICompatModel
 from owltui.providers.wirejson import encode
 
-TOOLS = [ToolSpec(name=f"tool{i}", description="d" * 500,
-                  parameters={"type": "object", "properties": {"p": {"type": "string"}}}) for i in range(12)]
+TOOLS = [
+    ToolSpec(
+        name=f"tool{i}",
+        description="d" * 500,
+        parameters={"type": "object", "properties": {"p": {"type": "string"}}},
+    )
+    for i in range(12)
+]
 RESULT = "".join(f"{i}\tline {i} of a small file\n" for i in range(1, 21))
 SYSTEM = "You are OwlTUI — " + "s" * 8000
 
 
 def main() -> None:
-    models: list[HTTPModel] = [OpenAICompatModel("m", base_url="http://127.0.0.1:1/v1"),
-                               AnthropicModel("claude-sonnet-4-5", api_key="k")]
+    models: list[HTTPModel] = [
+        OpenAICompatModel("m", base_url="http://127.0.0.1:1/v1"),
+        AnthropicModel("claude-sonnet-4-5", api_key="k"),
+    ]
     for model in models:
         items: list[Item] = [UserMessage(text="go")]
         for r in range(1, 1001):
-            items.append(AssistantMessage(text="", stop_reason="tool_use",
-                                          tool_calls=[ToolCall(id=f"c{r}", name="read", arguments={"path": "f.txt"})]))
+            items.append(
+                AssistantMessage(
+                    text="",
+                    stop_reason="tool_use",
+                    tool_calls=[ToolCall(id=f"c{r}", name="read", arguments={"path": "f.txt"})],
+                )
+            )
             items.append(ToolResult(call_id=f"c{r}", name="read", content=RESULT))
             request = ModelRequest(system=SYSTEM, messages=items, tools=TOOLS)
             if r not in (10, 150, 1000):
@@ -44,8 +57,10 @@ def main() -> None:
             whole = encode(model.build_body(request))
             t2 = time.perf_counter()
             assert cached == whole
-            print(f"{model.provider:<9} round {r:5d}: cached {(t1 - t0) * 1e6:7.0f} µs, whole "
-                  f"{(t2 - t1) * 1e6:7.0f} µs, body {len(cached) // 1024:4d} KB")
+            print(
+                f"{model.provider:<9} round {r:5d}: cached {(t1 - t0) * 1e6:7.0f} µs, whole "
+                f"{(t2 - t1) * 1e6:7.0f} µs, body {len(cached) // 1024:4d} KB"
+            )
 
 
 if __name__ == "__main__":

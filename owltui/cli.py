@@ -29,36 +29,68 @@ modes:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="owltui", description="OwlTUI: a terminal coding agent.",
-                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="owltui",
+        description="OwlTUI: a terminal coding agent.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("prompt", nargs="*", help="the first prompt (print mode: the only one)")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("-p", "--print", dest="print_mode", action="store_true",
-                      help="print mode: one run, the final answer on stdout")
+    mode.add_argument(
+        "-p",
+        "--print",
+        dest="print_mode",
+        action="store_true",
+        help="print mode: one run, the final answer on stdout",
+    )
     mode.add_argument("--rpc", action="store_true", help="RPC mode: JSON lines on stdin and stdout")
     mode.add_argument("--plain", action="store_true", help="line-mode REPL instead of the full-screen TUI")
     mode.add_argument("--sessions", action="store_true", help="list this directory's sessions and exit")
-    p.add_argument("--output", choices=("text", "jsonl"), default="text",
-                   help="print mode output: the final text (default) or every event as JSON lines")
+    p.add_argument(
+        "--output",
+        choices=("text", "jsonl"),
+        default="text",
+        help="print mode output: the final text (default) or every event as JSON lines",
+    )
     p.add_argument("--provider", choices=PROVIDER_NAMES, help="model provider")
     p.add_argument("--model", help="model id; PROVIDER:NAME also selects the provider")
     p.add_argument("--base-url", help="provider base URL (openai: with /v1; anthropic: without)")
     p.add_argument("--yes", action="store_true", help="approve every tool call")
-    p.add_argument("--permission-mode", choices=("ask", "edits", "yolo", "read-only"),
-                   help="permission mode (default ask; --yes means yolo)")
+    p.add_argument(
+        "--permission-mode",
+        choices=("ask", "edits", "yolo", "read-only"),
+        help="permission mode (default ask; --yes means yolo)",
+    )
     p.add_argument("--max-rounds", type=_positive, metavar="N", help="round limit per turn (default 40)")
-    p.add_argument("-c", "--continue", dest="continue_session", action="store_true",
-                   help="continue the most recent session of this directory")
+    p.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="continue the most recent session of this directory",
+    )
     p.add_argument("--resume", metavar="ID", help="continue session ID")
     p.add_argument("--no-session", action="store_true", help="write no session file")
-    p.add_argument("--mcp-config", type=Path, metavar="FILE",
-                   help="MCP servers from FILE (.mcp.json format); naming it approves it for this run")
-    p.add_argument("--sandbox", choices=("workspace-write", "read-only", "off"),
-                   help="kernel sandbox of the commands tools run (default workspace-write)")
-    p.add_argument("--context-window", type=_positive, metavar="N",
-                   help="the model's context window in tokens, over the catalog's (local models); "
-                        "automatic compaction starts at 80 %% of it")
+    p.add_argument(
+        "--mcp-config",
+        type=Path,
+        metavar="FILE",
+        help="MCP servers from FILE (.mcp.json format); naming it approves it for this run",
+    )
+    p.add_argument(
+        "--sandbox",
+        choices=("workspace-write", "read-only", "off"),
+        help="kernel sandbox of the commands tools run (default workspace-write)",
+    )
+    p.add_argument(
+        "--context-window",
+        type=_positive,
+        metavar="N",
+        help="the model's context window in tokens, over the catalog's (local models); "
+        "automatic compaction starts at 80 %% of it",
+    )
     return p
 
 
@@ -75,11 +107,22 @@ def _positive(text: str) -> int:
 def options_from(args: argparse.Namespace, interactive: bool = True) -> Options:
     from owltui.session.options import Options
 
-    return Options(provider=args.provider, model=args.model, base_url=args.base_url, yes=args.yes,
-                   max_rounds=args.max_rounds, continue_session=args.continue_session, resume=args.resume,
-                   no_session=args.no_session, workspace=Path.cwd(), interactive=interactive,
-                   permission_mode=args.permission_mode, sandbox=args.sandbox, mcp_config=args.mcp_config,
-                   context_window=args.context_window)
+    return Options(
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        yes=args.yes,
+        max_rounds=args.max_rounds,
+        continue_session=args.continue_session,
+        resume=args.resume,
+        no_session=args.no_session,
+        workspace=Path.cwd(),
+        interactive=interactive,
+        permission_mode=args.permission_mode,
+        sandbox=args.sandbox,
+        mcp_config=args.mcp_config,
+        context_window=args.context_window,
+    )
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -151,8 +194,9 @@ def _run(argv: Sequence[str] | None) -> int:
         return int(run_plain(options_from(args), prompt))
     run_tui = _load_front_end("owltui.ui.app", "run_tui")
     if run_tui is None:
-        return _fail("the TUI is not available in this build (owltui.ui.app is missing); "
-                     "try -p PROMPT or --plain.")
+        return _fail(
+            "the TUI is not available in this build (owltui.ui.app is missing); try -p PROMPT or --plain."
+        )
     return int(run_tui(options_from(args), prompt))
 
 

@@ -50,9 +50,18 @@ async def test_rules_example_decides_as_the_text_says(tmp_path: Path) -> None:
         return await policy.check(ToolCall(id="c", name="bash", arguments={"command": command}), False)
 
     assert await verdict("git status") is None
-    for spelling in ("touch x", "FOO=1 touch x", "/usr/bin/touch x", "\\touch x", "(touch x)",
-                     "bash -c 'touch x'", "env touch x", "xargs touch", "find . -exec touch {} +",
-                     "if true; then touch x; fi"):
+    for spelling in (
+        "touch x",
+        "FOO=1 touch x",
+        "/usr/bin/touch x",
+        "\\touch x",
+        "(touch x)",
+        "bash -c 'touch x'",
+        "env touch x",
+        "xargs touch",
+        "find . -exec touch {} +",
+        "if true; then touch x; fi",
+    ):
         assert await verdict(spelling) is not None, spelling  # deny wins over --yes
     read = ToolCall(id="r", name="read", arguments={"path": ".env"})
     (tmp_path / ".env").write_text("K=1\n")

@@ -14,23 +14,30 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskGroup
 
-from .cancel import CancelToken
-from .config import LoopConfig
-from .context import ContextBudget
-from .events import Emitter
-from .history import History, MemoryHistory
-from .inbox import Entry, Inbox, Queued, QueueLane
-from .loop import Loop
-from .messages import UserMessage
-from .pause import GATE, PauseGate
-from .requirement import RequirementSlot
-from .state import RunOutcome
+from owltui.agent.cancel import CancelToken
+from owltui.agent.config import LoopConfig
+from owltui.agent.context import ContextBudget
+from owltui.agent.events import Emitter
+from owltui.agent.history import History, MemoryHistory
+from owltui.agent.inbox import Entry, Inbox, Queued, QueueLane
+from owltui.agent.loop import Loop
+from owltui.agent.messages import UserMessage
+from owltui.agent.pause import GATE, PauseGate
+from owltui.agent.requirement import RequirementSlot
+from owltui.agent.state import RunOutcome
 
 
 class Agent:
-    def __init__(self, config: LoopConfig, history: History | None = None, *,
-                 inbox: Inbox | None = None, emitter: Emitter | None = None,
-                 gate: PauseGate = GATE, requirement: RequirementSlot | None = None) -> None:
+    def __init__(
+        self,
+        config: LoopConfig,
+        history: History | None = None,
+        *,
+        inbox: Inbox | None = None,
+        emitter: Emitter | None = None,
+        gate: PauseGate = GATE,
+        requirement: RequirementSlot | None = None,
+    ) -> None:
         self.config = config
         self.history: History = history if history is not None else MemoryHistory()
         self.inbox = inbox or Inbox()
@@ -87,8 +94,16 @@ class Agent:
         if self._abort_pending:  # aborted between start() and now: the run ends at its first check
             self._abort_pending = False
             cancel.cancel("aborted")
-        loop = Loop(self.config, self.history, inbox=self.inbox, emitter=self.emitter, gate=self.gate,
-                    requirement=self.requirement, cancel=cancel, budget=self.context)
+        loop = Loop(
+            self.config,
+            self.history,
+            inbox=self.inbox,
+            emitter=self.emitter,
+            gate=self.gate,
+            requirement=self.requirement,
+            cancel=cancel,
+            budget=self.context,
+        )
         self._loop = loop
         outcome = RunOutcome("aborted")
         try:

@@ -17,25 +17,27 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
 
-from .cancel import CancelToken
-from .config import LoopConfig
-from .events import Emit, ToolStart, ToolUpdate
-from .inbox import Inbox
-from .ledger import Ledger, result_for
-from .limits import Limits
-from .messages import ToolCall, ToolResult
-from .pause import PauseGate, park
-from .results import is_large
-from .state import RunState
-from .tool import Tool, ToolContext, ToolError, ToolOutput
+from owltui.agent.cancel import CancelToken
+from owltui.agent.config import LoopConfig
+from owltui.agent.events import Emit, ToolStart, ToolUpdate
+from owltui.agent.inbox import Inbox
+from owltui.agent.ledger import Ledger, result_for
+from owltui.agent.limits import Limits
+from owltui.agent.messages import ToolCall, ToolResult
+from owltui.agent.pause import PauseGate, park
+from owltui.agent.results import is_large
+from owltui.agent.state import RunState
+from owltui.agent.tool import Tool, ToolContext, ToolError, ToolOutput
 
 
 def describe(model: type[BaseModel]) -> str:
     """A tool's parameters in one line, e.g. ``{path: string, offset?: integer}``."""
     schema = model.model_json_schema()
     req = set(schema.get("required", ()))
-    parts = [f"{k}{'' if k in req else '?'}: {v.get('type', 'any')}"
-             for k, v in schema.get("properties", {}).items()]
+    parts = [
+        f"{k}{'' if k in req else '?'}: {v.get('type', 'any')}"
+        for k, v in schema.get("properties", {}).items()
+    ]
     return "{" + ", ".join(parts) + "}"
 
 
@@ -54,8 +56,18 @@ def validation_message(call: ToolCall, tool: Tool, exc: ValidationError) -> str:
 class Batch:
     """Runs batches for one run; holds nothing between batches but what the ledger keeps."""
 
-    def __init__(self, cfg: LoopConfig, state: RunState, *, ledger: Ledger, limits: Limits, emit: Emit,
-                 gate: PauseGate, inbox: Inbox, cancel: CancelToken) -> None:
+    def __init__(
+        self,
+        cfg: LoopConfig,
+        state: RunState,
+        *,
+        ledger: Ledger,
+        limits: Limits,
+        emit: Emit,
+        gate: PauseGate,
+        inbox: Inbox,
+        cancel: CancelToken,
+    ) -> None:
         self.cfg = cfg
         self.state = state
         self.tools = cfg.all_tools()
@@ -78,9 +90,13 @@ class Batch:
             if urgent is not None:
                 src = urgent.source
                 for call in calls[i:]:
-                    results.append(ledger.skip(
-                        call, f"Not executed: a new message from the {src} arrived before this call "
-                              "started. It may be retried if still needed."))
+                    results.append(
+                        ledger.skip(
+                            call,
+                            f"Not executed: a new message from the {src} arrived before this call "
+                            "started. It may be retried if still needed.",
+                        )
+                    )
                 break
             group = self._group(calls, i)
             i += len(group)
@@ -108,7 +124,7 @@ class Batch:
         group = [calls[i]]
         first = self.tools.get(calls[i].name)
         if first is not None and first.read_only:
-            for call in calls[i + 1:]:
+            for call in calls[i + 1 :]:
                 tool = self.tools.get(call.name)
                 if tool is None or not tool.read_only:
                     break
@@ -127,8 +143,11 @@ class Batch:
         real = cfg.expand(call) if cfg.expand is not None else call
         tool = self.tools.get(real.name)
         if tool is None:
-            return result_for(call, f"Unknown tool `{real.name}`. Available tools: "
-                                    f"{', '.join(sorted(self.tools))}.", "error")
+            return result_for(
+                call,
+                f"Unknown tool `{real.name}`. Available tools: {', '.join(sorted(self.tools))}.",
+                "error",
+            )
         if real.parse_error is not None:
             return result_for(call, invalid_arguments(real.name, tool, real.parse_error), "error")
         try:
@@ -153,8 +172,13 @@ class Batch:
             self.emit(ToolUpdate, call_id=call.id, name=call.name, text=text)
 
         self.emit(ToolStart, call_id=call.id, name=call.name, arguments=call.arguments)
-        ctx = ToolContext(workspace=self.cfg.workspace, cancel=self.cancel, call_id=call.id,
-                          progress=progress, services=self.cfg.services)
+        ctx = ToolContext(
+            workspace=self.cfg.workspace,
+            cancel=self.cancel,
+            call_id=call.id,
+            progress=progress,
+            services=self.cfg.services,
+        )
         try:
             out = await tool.run(args, ctx)
         except ToolError as exc:

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .context import Compactor
-from .hooks import Expansion, Hooks, Permission, Refusal
-from .messages import UserMessage
-from .model import Model, ToolSpec
-from .results import ReadResult, ResultStore
-from .tool import Tool, tool_spec
+from owltui.agent.context import Compactor
+from owltui.agent.hooks import Expansion, Hooks, Permission, Refusal
+from owltui.agent.messages import UserMessage
+from owltui.agent.model import Model, ToolSpec
+from owltui.agent.results import ReadResult, ResultStore
+from owltui.agent.tool import Tool, tool_spec
 
 
 @dataclass

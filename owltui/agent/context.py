@@ -25,13 +25,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from .cancel import CancelToken
-from .events import Compaction, CompactionFailed, CompactionReason, CompactionStart, Emit
-from .history import History
-from .messages import AssistantMessage, Item, ToolResult, UserMessage
-from .model import Model, ToolSpec
-from .pause import PauseGate, park
-from .state import Aborted
+from owltui.agent.cancel import CancelToken
+from owltui.agent.events import Compaction, CompactionFailed, CompactionReason, CompactionStart, Emit
+from owltui.agent.history import History
+from owltui.agent.messages import AssistantMessage, Item, ToolResult, UserMessage
+from owltui.agent.model import Model, ToolSpec
+from owltui.agent.pause import PauseGate, park
+from owltui.agent.state import Aborted
 
 CHARS_PER_TOKEN = 4
 KEEP_SHARE = 0.25  # of the window: recent rounds kept word for word after a compaction
@@ -150,9 +150,19 @@ class ContextBudget:
         self.failures = 0
         self.stopped = False
 
-    async def compact(self, cfg: BudgetConfig, history: History, *, before: int, turn_from: int,
-                      pending: Sequence[Item], emit: Emit, gate: PauseGate, cancel: CancelToken,
-                      post: Post) -> None:
+    async def compact(
+        self,
+        cfg: BudgetConfig,
+        history: History,
+        *,
+        before: int,
+        turn_from: int,
+        pending: Sequence[Item],
+        emit: Emit,
+        gate: PauseGate,
+        cancel: CancelToken,
+        post: Post,
+    ) -> None:
         """Compact now, as a visible step; failures are counted, never raised (an abort is)."""
         assert cfg.compactor is not None and cfg.context_window
         window = cfg.context_window
@@ -160,8 +170,15 @@ class ContextBudget:
         if cfg.compaction_confirm:  # the user looks first; resuming the gate goes on
             gate.pause(freeze=False)
             await park(gate, cancel, cfg.name, "model")
-        request = CompactRequest(history=history, model=cfg.model, reason="auto", gate=gate,
-                                 turn_from=turn_from, keep_tokens=int(window * KEEP_SHARE), window=window)
+        request = CompactRequest(
+            history=history,
+            model=cfg.model,
+            reason="auto",
+            gate=gate,
+            turn_from=turn_from,
+            keep_tokens=int(window * KEEP_SHARE),
+            window=window,
+        )
         error: str | None = None
         try:
             await cfg.compactor(request)
@@ -178,14 +195,20 @@ class ContextBudget:
             if after < self.threshold(cfg):
                 self.failures = 0
                 return
-            error = (f"the conversation is still about {after} tokens after the summary, over "
-                     f"{cfg.compact_at:.0%} of the {window}-token context window")
+            error = (
+                f"the conversation is still about {after} tokens after the summary, over "
+                f"{cfg.compact_at:.0%} of the {window}-token context window"
+            )
         self.failures += 1
         self.stopped = self.failures >= MAX_FAILURES
         emit(CompactionFailed, reason="auto", error=error, failures=self.failures, stopped=self.stopped)
         if self.stopped:
-            post(UserMessage(
-                text=f"Automatic compaction failed {self.failures} times in a row (last: {error}), so it "
-                     "is off for the rest of this session. The conversation is close to the model's "
-                     f"{window}-token context window: keep tool output small (narrow reads and searches).",
-                lane="notice", source="system"))
+            post(
+                UserMessage(
+                    text=f"Automatic compaction failed {self.failures} times in a row (last: {error}), so it "
+                    "is off for the rest of this session. The conversation is close to the model's "
+                    f"{window}-token context window: keep tool output small (narrow reads and searches).",
+                    lane="notice",
+                    source="system",
+                )
+            )

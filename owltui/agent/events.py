@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from .messages import Lane, StopReason, ToolStatus, Usage
+from owltui.agent.messages import Lane, StopReason, ToolStatus, Usage
 
 log = logging.getLogger(__name__)
 

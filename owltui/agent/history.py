@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .messages import Item, ToolResult, UserMessage
+from owltui.agent.messages import Item, ToolResult, UserMessage
 
 
 @runtime_checkable
@@ -54,7 +54,7 @@ class CompactionMark:
 def compacted_view(items: Sequence[Item], mark: CompactionMark) -> list[Item]:
     """The model's view after ``mark``: pinned items, the summary notice, the items kept."""
     note = UserMessage(text=f"{SUMMARY_HEADING}\n{mark.summary}", lane="notice", source="system")
-    return [*(items[i] for i in mark.pinned if i < mark.first_kept), note, *items[mark.first_kept:]]
+    return [*(items[i] for i in mark.pinned if i < mark.first_kept), note, *items[mark.first_kept :]]
 
 
 @runtime_checkable

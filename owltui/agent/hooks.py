@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from .messages import AssistantMessage, Item, ToolCall, ToolResult
-from .state import RunState
+from owltui.agent.messages import AssistantMessage, Item, ToolCall, ToolResult
+from owltui.agent.state import RunState
 
 
 @dataclass
@@ -64,8 +64,10 @@ def refuse_repeats() -> Refusal:
     async def check(state: RunState, call: ToolCall) -> str | None:
         key = state.call_key(call)
         if state.seen_calls.get(key, 0) > 1:
-            return (f"Refused: `{call.name}` was already called with exactly these arguments in this "
-                    "run; use the earlier result or change the arguments.")
+            return (
+                f"Refused: `{call.name}` was already called with exactly these arguments in this "
+                "run; use the earlier result or change the arguments."
+            )
         return None
 
     return check

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal, TypedDict
 
-from .messages import UserMessage
+from owltui.agent.messages import UserMessage
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,9 @@ class NotQueued(QueueError):
     """The id names no queued message: delivered meanwhile, removed, or never queued."""
 
     def __init__(self, qid: str) -> None:
-        super().__init__(f"No queued message {qid!r}: it was delivered or removed meanwhile, "
-                         "or never queued.")
+        super().__init__(
+            f"No queued message {qid!r}: it was delivered or removed meanwhile, or never queued."
+        )
         self.qid = qid
 
 
@@ -119,8 +120,15 @@ class Inbox:
         return item
 
     # ---- adding --------------------------------------------------------------------------
-    def push(self, lane: QueueLane, entry: str | Entry, source: str = "user", *, qid: str | None = None,
-             immediate: bool = False) -> Queued:
+    def push(
+        self,
+        lane: QueueLane,
+        entry: str | Entry,
+        source: str = "user",
+        *,
+        qid: str | None = None,
+        immediate: bool = False,
+    ) -> Queued:
         """Queue a message (text, a message, or an aside thunk) at the end of ``lane``. ``qid``:
         keep this id (a restored queue), unless it is in use. ``immediate``: steering that skips
         the calls of the running batch not yet started."""
@@ -212,10 +220,12 @@ class Inbox:
         target = lane or item.lane
         if target not in LANES:
             raise QueueError(f"Unknown lane {target!r}: use steer or follow_up.")
-        if target != item.lane and (item.lane not in USER_QUEUE_LANES or target not in USER_QUEUE_LANES
-                                    or not isinstance(item.entry, UserMessage)):
-            raise QueueError("Only steering and follow-up messages move between lanes "
-                             "(steer and follow_up).")
+        if target != item.lane and (
+            item.lane not in USER_QUEUE_LANES
+            or target not in USER_QUEUE_LANES
+            or not isinstance(item.entry, UserMessage)
+        ):
+            raise QueueError("Only steering and follow-up messages move between lanes (steer and follow_up).")
         anchor: Queued | None = None
         if before is not None:
             if before == qid:

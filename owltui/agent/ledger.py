@@ -14,17 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .events import Emit, ToolEnd
-from .history import History
-from .messages import AssistantMessage, Item, ToolCall, ToolResult, ToolStatus
+from owltui.agent.events import Emit, ToolEnd
+from owltui.agent.history import History
+from owltui.agent.messages import AssistantMessage, Item, ToolCall, ToolResult, ToolStatus
 
 Watcher = Callable[[ToolCall, ToolResult], None]
 
 
 def result_for(call: ToolCall, content: str, status: ToolStatus) -> ToolResult:
     """The result a call gets; anything but ``ok`` is an error to the model."""
-    return ToolResult(call_id=call.id, name=call.name, content=content, status=status,
-                      is_error=status != "ok")
+    return ToolResult(
+        call_id=call.id, name=call.name, content=content, status=status, is_error=status != "ok"
+    )
 
 
 class Ledger:
@@ -56,8 +57,14 @@ class Ledger:
         if call.id in self._ended:
             self._ended.discard(call.id)
         else:
-            self.emit(ToolEnd, call_id=call.id, name=call.name, is_error=result.is_error,
-                      output=result.content, status=result.status)
+            self.emit(
+                ToolEnd,
+                call_id=call.id,
+                name=call.name,
+                is_error=result.is_error,
+                output=result.content,
+                status=result.status,
+            )
         for fn in self._watchers:
             fn(call, result)
         return result
@@ -71,8 +78,15 @@ class Ledger:
         self.done[call.id] = result
         self._ended.add(call.id)
         self.history.record_result_early(result)  # before tool_end: what was reported is on disk
-        self.emit(ToolEnd, call_id=call.id, name=call.name, is_error=result.is_error,
-                  output=result.content, status=result.status, details=details or None)
+        self.emit(
+            ToolEnd,
+            call_id=call.id,
+            name=call.name,
+            is_error=result.is_error,
+            output=result.content,
+            status=result.status,
+            details=details or None,
+        )
 
     def settle(self, call: ToolCall) -> ToolResult:
         """Record the result a batch left for ``call`` in ``done`` (by a precheck or the tool)."""

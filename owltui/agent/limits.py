@@ -22,14 +22,14 @@ from typing import Any
 
 import anyio
 
-from .cancel import CancelToken
-from .config import LoopConfig
-from .events import Emit, RequirementEvent
-from .ledger import Ledger
-from .messages import ToolCall, ToolResult, UserMessage
-from .model import ForceTool, ToolChoice
-from .requirement import MAX_ESCALATIONS, RequirementSlot, SoftRequirement
-from .state import End, EndRun, RunState
+from owltui.agent.cancel import CancelToken
+from owltui.agent.config import LoopConfig
+from owltui.agent.events import Emit, RequirementEvent
+from owltui.agent.ledger import Ledger
+from owltui.agent.messages import ToolCall, ToolResult, UserMessage
+from owltui.agent.model import ForceTool, ToolChoice
+from owltui.agent.requirement import MAX_ESCALATIONS, RequirementSlot, SoftRequirement
+from owltui.agent.state import End, EndRun, RunState
 
 Post = Callable[[UserMessage], None]  # input for the next round (delivered at its start)
 
@@ -98,8 +98,10 @@ class RoundLimit(Limit):
     def fallback(self) -> str | None:
         if not self.wrapping_up:
             return None
-        return (f"I stopped after {self.max_rounds} rounds (the round limit) before finishing. "
-                "Ask me to continue if you want me to go on.")
+        return (
+            f"I stopped after {self.max_rounds} rounds (the round limit) before finishing. "
+            "Ask me to continue if you want me to go on."
+        )
 
     def end(self) -> End | None:
         return End("round_limit") if self.wrapping_up else None
@@ -134,10 +136,15 @@ class FailureBreaker(Limit):
 
     def settle(self, more: bool) -> None:
         if more and self.tripped is not None:
-            self.post(UserMessage(
-                text=f"The `{self.tripped}` tool failed {self.limit} times in a row. Tools are off for "
-                     "your next answer: tell the user what you tried, why it failed, and what they "
-                     "could do.", lane="notice", source="system"))
+            self.post(
+                UserMessage(
+                    text=f"The `{self.tripped}` tool failed {self.limit} times in a row. Tools are off for "
+                    "your next answer: tell the user what you tried, why it failed, and what they "
+                    "could do.",
+                    lane="notice",
+                    source="system",
+                )
+            )
 
     def fallback(self) -> str | None:
         if self.stopping is None:
@@ -204,14 +211,20 @@ class Requirement(Limit):
             self.ledger.skip(call, f"Not executed: call `{req.tool}` first{why}.")
         if self.escalations >= MAX_ESCALATIONS:
             self.slot.clear("failed")
-            raise EndRun("error", f"The model did not call the required tool `{req.tool}` after "
-                                  f"{MAX_ESCALATIONS} forced turns.")
+            raise EndRun(
+                "error",
+                f"The model did not call the required tool `{req.tool}` after "
+                f"{MAX_ESCALATIONS} forced turns.",
+            )
         self.escalations += 1
         self.emit(RequirementEvent, tool=req.tool, escalation=self.escalations)
         self.forced = req.tool
         if not calls:
-            self.post(UserMessage(text=f"You must call the `{req.tool}` tool now.", lane="reminder",
-                                  source="system"))
+            self.post(
+                UserMessage(
+                    text=f"You must call the `{req.tool}` tool now.", lane="reminder", source="system"
+                )
+            )
         return [], True
 
 
@@ -244,16 +257,24 @@ class Deadline(Limit):
     def cut(self) -> End | None:
         if self.at == math.inf:
             return None
-        return End("error", f"The run's time limit of {self.seconds:g} s was reached.",
-                   unfinished="Cancelled: the run's time limit was reached.")
+        return End(
+            "error",
+            f"The run's time limit of {self.seconds:g} s was reached.",
+            unfinished="Cancelled: the run's time limit was reached.",
+        )
 
 
-def standard_limits(cfg: LoopConfig, *, slot: RequirementSlot, emit: Emit, ledger: Ledger,
-                    post: Post) -> tuple[list[Limit], Directed]:
+def standard_limits(
+    cfg: LoopConfig, *, slot: RequirementSlot, emit: Emit, ledger: Ledger, post: Post
+) -> tuple[list[Limit], Directed]:
     """Every run's limits in precedence order, and the one that carries the hooks' directives."""
     directed = Directed()
-    limits: list[Limit] = [RoundLimit(cfg.max_rounds), FailureBreaker(cfg.failure_limit, ledger, post),
-                           directed, Requirement(slot, emit, ledger, post)]
+    limits: list[Limit] = [
+        RoundLimit(cfg.max_rounds),
+        FailureBreaker(cfg.failure_limit, ledger, post),
+        directed,
+        Requirement(slot, emit, ledger, post),
+    ]
     if cfg.call_cap is not None:
         limits.append(CallCap(cfg.call_cap))
     if cfg.time_limit is not None:

@@ -31,11 +31,11 @@ from typing import Any, Literal
 
 import anyio
 
-from .batch import Batch
-from .cancel import CancelToken
-from .config import LoopConfig
-from .context import ContextBudget
-from .events import (
+from owltui.agent.batch import Batch
+from owltui.agent.cancel import CancelToken
+from owltui.agent.config import LoopConfig
+from owltui.agent.context import ContextBudget
+from owltui.agent.events import (
     AgentEnd,
     AgentStart,
     Emitter,
@@ -49,13 +49,13 @@ from .events import (
     TurnStart,
     WireToolCall,
 )
-from .history import History
-from .hooks import Directive
-from .inbox import LANES, Inbox, Queued, QueueLane
-from .ledger import Ledger
-from .limits import Limits, standard_limits
-from .messages import AssistantMessage, Item, ToolCall, UserMessage
-from .model import (
+from owltui.agent.history import History
+from owltui.agent.hooks import Directive
+from owltui.agent.inbox import LANES, Inbox, Queued, QueueLane
+from owltui.agent.ledger import Ledger
+from owltui.agent.limits import Limits, standard_limits
+from owltui.agent.messages import AssistantMessage, Item, ToolCall, UserMessage
+from owltui.agent.model import (
     MessageAssembler,
     ModelRequest,
     RetryNotice,
@@ -64,9 +64,9 @@ from .model import (
     ThinkingDelta,
     ToolChoice,
 )
-from .pause import GATE, PauseGate, park
-from .requirement import RequirementSlot
-from .state import Aborted, End, EndRun, RunOutcome, RunState
+from owltui.agent.pause import GATE, PauseGate, park
+from owltui.agent.requirement import RequirementSlot
+from owltui.agent.state import Aborted, End, EndRun, RunOutcome, RunState
 
 __all__ = ["USER_LANES", "Loop", "LoopConfig", "RunOutcome", "RunState"]
 
@@ -76,9 +76,18 @@ USER_LANES = frozenset({"user", "steer", "follow_up"})
 class Loop:
     """One run. Create, then ``await run(initial)``; the host owns the cancel scope."""
 
-    def __init__(self, config: LoopConfig, history: History, *, inbox: Inbox, emitter: Emitter,
-                 gate: PauseGate = GATE, requirement: RequirementSlot | None = None,
-                 cancel: CancelToken | None = None, budget: ContextBudget | None = None) -> None:
+    def __init__(
+        self,
+        config: LoopConfig,
+        history: History,
+        *,
+        inbox: Inbox,
+        emitter: Emitter,
+        gate: PauseGate = GATE,
+        requirement: RequirementSlot | None = None,
+        cancel: CancelToken | None = None,
+        budget: ContextBudget | None = None,
+    ) -> None:
         self.cfg = config
         self.history = history
         self.inbox = inbox
@@ -87,8 +96,9 @@ class Loop:
         self.slot = requirement or RequirementSlot()
         self.cancel = cancel or CancelToken()
         self.tools = config.all_tools()
-        self.state = RunState(run_id=uuid.uuid4().hex[:12], config=config, history=history,
-                              cancel=self.cancel)
+        self.state = RunState(
+            run_id=uuid.uuid4().hex[:12], config=config, history=history, cancel=self.cancel
+        )
         self._agent = None if config.name == "main" else config.name
         self._pending: list[Item] = []  # input for the next round; only ever changed in place
         self._taken: dict[int, Queued] = {}  # id(message) -> its inbox record, until delivered
@@ -98,11 +108,20 @@ class Loop:
         # automatic compaction, when the feature gave a window and a compactor
         self.budget = (budget or ContextBudget()) if config.context_window and config.compactor else None
         self.ledger = Ledger(history, self._emit)
-        limits, self.directed = standard_limits(config, slot=self.slot, emit=self._emit,
-                                                ledger=self.ledger, post=self._pending.append)
+        limits, self.directed = standard_limits(
+            config, slot=self.slot, emit=self._emit, ledger=self.ledger, post=self._pending.append
+        )
         self.limits = Limits(limits)
-        self.batch = Batch(config, self.state, ledger=self.ledger, limits=self.limits, emit=self._emit,
-                           gate=gate, inbox=inbox, cancel=self.cancel)
+        self.batch = Batch(
+            config,
+            self.state,
+            ledger=self.ledger,
+            limits=self.limits,
+            emit=self._emit,
+            gate=gate,
+            inbox=inbox,
+            cancel=self.cancel,
+        )
 
     # ---- small helpers -------------------------------------------------------------------
     def _emit(self, cls: type[Event], /, **fields: Any) -> None:
@@ -196,9 +215,13 @@ class Loop:
 
     async def _call_model(self, choice: ToolChoice) -> AssistantMessage:
         cfg = self.cfg
-        req = ModelRequest(system=cfg.system_prompt, messages=self.history.model_view(),
-                           tools=cfg.specs() if self.tools else (), tool_choice=choice,
-                           max_output_tokens=cfg.max_output_tokens)
+        req = ModelRequest(
+            system=cfg.system_prompt,
+            messages=self.history.model_view(),
+            tools=cfg.specs() if self.tools else (),
+            tool_choice=choice,
+            max_output_tokens=cfg.max_output_tokens,
+        )
         asm = MessageAssembler(cfg.model.name)
         self._emit(MessageStart)
         deltas = getattr(self.emitter, "wants_deltas", True)  # no listener draws them: none built
@@ -241,10 +264,15 @@ class Loop:
             self.state.usage = self.state.usage + msg.usage
             if self.budget is not None:
                 self.budget.observe(msg, self.history.model_view())
-        self._emit(MessageEnd, text=msg.text, thinking=msg.thinking_text, stop_reason=msg.stop_reason,
-                   usage=msg.usage, error=msg.error,
-                   tool_calls=[WireToolCall(id=c.id, name=c.name, arguments=c.arguments)
-                               for c in msg.tool_calls])
+        self._emit(
+            MessageEnd,
+            text=msg.text,
+            thinking=msg.thinking_text,
+            stop_reason=msg.stop_reason,
+            usage=msg.usage,
+            error=msg.error,
+            tool_calls=[WireToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in msg.tool_calls],
+        )
 
     # ---- the run -------------------------------------------------------------------------
     async def run(self, initial: Sequence[UserMessage] = (), *, wake: bool = False) -> RunOutcome:
@@ -273,8 +301,7 @@ class Loop:
                 end = cut
                 self.ledger.close(cut.unfinished, "cancelled")
         except (anyio.get_cancelled_exc_class(), Aborted) as exc:
-            self.ledger.close("Cancelled: the user aborted the run before this call finished.",
-                              "cancelled")
+            self.ledger.close("Cancelled: the user aborted the run before this call finished.", "cancelled")
             self._rescue_pending()
             self._end_turn()
             self._emit(AgentEnd, reason="aborted")
@@ -288,8 +315,13 @@ class Loop:
         self._end_turn()
         self._emit(AgentEnd, reason=end.reason, error=end.error)
         last = st.last_message
-        return RunOutcome(end.reason, text=last.text if last else "", error=end.error, usage=st.usage,
-                          rounds=st.total_rounds)
+        return RunOutcome(
+            end.reason,
+            text=last.text if last else "",
+            error=end.error,
+            usage=st.usage,
+            rounds=st.total_rounds,
+        )
 
     async def _outer(self) -> End:
         """The nested pair: rounds while there is work, then the stop boundary's drain."""
@@ -331,12 +363,16 @@ class Loop:
                 self._end_turn()
                 return False, End("done")
         self._apply(await cfg.hooks.round_start(st))
-        if self.budget is not None and (over := self.budget.due(cfg, self.history.model_view(),
-                                                                 self._pending)) is not None:
+        if (
+            self.budget is not None
+            and (over := self.budget.due(cfg, self.history.model_view(), self._pending)) is not None
+        ):
             await self._compact(over)
         if cfg.before_user_turn is not None:  # a new turn delivered now gets a checkpoint first
-            turn = next((m for m in self._pending if isinstance(m, UserMessage)
-                         and m.lane in ("user", "follow_up")), None)
+            turn = next(
+                (m for m in self._pending if isinstance(m, UserMessage) and m.lane in ("user", "follow_up")),
+                None,
+            )
             if turn is not None:
                 await cfg.before_user_turn(turn)
         self._deliver_pending()  # outside input only here: every earlier call has its result
@@ -349,8 +385,9 @@ class Loop:
             raise EndRun("error", msg.error)
         calls = self._replace_calls(msg, self._apply(await cfg.hooks.after_response(st, msg)))
         more = False
-        no_tools = limits.skip() or ("Not executed: tools are off for this answer."
-                                     if choice == "none" else None)
+        no_tools = limits.skip() or (
+            "Not executed: tools are off for this answer." if choice == "none" else None
+        )
         if no_tools is None:
             calls, more = limits.screen(calls)  # the soft requirement may skip them all
         if calls:
@@ -372,9 +409,17 @@ class Loop:
         input and model call - between rounds, every call has its result - so the queued input is
         delivered after the summary."""
         assert self.budget is not None
-        await self.budget.compact(self.cfg, self.history, before=before, turn_from=self._turn_from,
-                                  pending=self._pending, emit=self._emit, gate=self.gate,
-                                  cancel=self.cancel, post=self._pending.append)
+        await self.budget.compact(
+            self.cfg,
+            self.history,
+            before=before,
+            turn_from=self._turn_from,
+            pending=self._pending,
+            emit=self._emit,
+            gate=self.gate,
+            cancel=self.cancel,
+            post=self._pending.append,
+        )
 
     def _replace_calls(self, msg: AssistantMessage, d: Directive | None) -> list[ToolCall]:
         """Apply an after-response hook's replacement list; withdrawn calls still get a result."""

@@ -14,7 +14,15 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import Field
 
-from .messages import AssistantMessage, Item, LazyModel, StopReason, ThinkingBlock, ToolCall, Usage
+from owltui.agent.messages import (
+    AssistantMessage,
+    Item,
+    LazyModel,
+    StopReason,
+    ThinkingBlock,
+    ToolCall,
+    Usage,
+)
 
 
 class ToolSpec(LazyModel):
@@ -105,8 +113,14 @@ class RetryNotice(LazyModel):
 
 
 StreamEvent = (
-    TextDelta | ThinkingDelta | ToolCallStart | ToolCallDelta | ToolCallEnd
-    | StreamDone | StreamError | RetryNotice
+    TextDelta
+    | ThinkingDelta
+    | ToolCallStart
+    | ToolCallDelta
+    | ToolCallEnd
+    | StreamDone
+    | StreamError
+    | RetryNotice
 )
 
 
@@ -199,8 +213,15 @@ class MessageAssembler:
                 continue
             raw = "".join(call.args)
             args, err = parse_arguments(raw)
-            out.append(ToolCall(id=call.id, name=call.name, arguments=args, parse_error=err,
-                                raw_arguments=raw if err else None))
+            out.append(
+                ToolCall(
+                    id=call.id,
+                    name=call.name,
+                    arguments=args,
+                    parse_error=err,
+                    raw_arguments=raw if err else None,
+                )
+            )
         return out
 
     def finish(self) -> AssistantMessage:
@@ -208,11 +229,22 @@ class MessageAssembler:
         stop = self.stop_reason or "stop"
         if calls and stop == "stop":
             stop = "tool_use"  # trust the calls received over the finish reason
-        return AssistantMessage(text="".join(self.text), thinking=self.thinking, tool_calls=calls,
-                                stop_reason=stop, usage=self.usage, model=self.model)
+        return AssistantMessage(
+            text="".join(self.text),
+            thinking=self.thinking,
+            tool_calls=calls,
+            stop_reason=stop,
+            usage=self.usage,
+            model=self.model,
+        )
 
     def finish_error(self, message: str, *, aborted: bool = False) -> AssistantMessage:
-        return AssistantMessage(text="".join(self.text), thinking=self.thinking,
-                                tool_calls=self._tool_calls(only_closed=True),
-                                stop_reason="aborted" if aborted else "error", usage=self.usage,
-                                error=None if aborted else message, model=self.model)
+        return AssistantMessage(
+            text="".join(self.text),
+            thinking=self.thinking,
+            tool_calls=self._tool_calls(only_closed=True),
+            stop_reason="aborted" if aborted else "error",
+            usage=self.usage,
+            error=None if aborted else message,
+            model=self.model,
+        )

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .tool import ToolError
+from owltui.agent.tool import ToolError
 
 MAX_BYTES = 50 * 1024  # the loop's large-result limits: a result over either is saved to a file
 MAX_LINES = 2000
@@ -337,8 +337,14 @@ def read_page(
     return page
 
 
-def render_page(page: Page, resume: Resume, notes: Sequence[str] = (), max_bytes: int = MAX_BYTES,
-                max_lines: int = MAX_LINES, pad: int = 6) -> tuple[str, int]:
+def render_page(
+    page: Page,
+    resume: Resume,
+    notes: Sequence[str] = (),
+    max_bytes: int = MAX_BYTES,
+    max_lines: int = MAX_LINES,
+    pad: int = 6,
+) -> tuple[str, int]:
     """The page as text within the loop's size limits: fewer than ``max_lines`` lines and
     ``max_bytes`` bytes, its notices (the continuation, then ``notes``) included, so it is never
     saved as a large result. ``resume(offset, column)`` words how to go on. Returns (text, last

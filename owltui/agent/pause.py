@@ -21,8 +21,8 @@ from collections.abc import Callable
 import anyio
 import anyio.lowlevel
 
-from .cancel import CancelToken
-from .state import Aborted
+from owltui.agent.cancel import CancelToken
+from owltui.agent.state import Aborted
 
 log = logging.getLogger(__name__)
 
@@ -151,8 +151,9 @@ class PauseGate:
             self._notify_freeze(False)
         return seconds
 
-    async def wait_until_resumed(self, cancel: CancelToken | None = None, who: str = "main",
-                                 where: str = "model") -> bool:
+    async def wait_until_resumed(
+        self, cancel: CancelToken | None = None, who: str = "main", where: str = "model"
+    ) -> bool:
         """Park while the gate is closed. Returns True if it parked at all.
 
         Returns at once when ``cancel`` is set, leaving the gate closed.
@@ -168,6 +169,7 @@ class PauseGate:
                     await ev.wait()
                 else:
                     async with anyio.create_task_group() as tg:
+
                         async def _watch(waiter: Callable[[], object], scope: anyio.CancelScope) -> None:
                             await waiter()  # type: ignore[misc]
                             scope.cancel()

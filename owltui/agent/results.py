@@ -22,7 +22,7 @@ from typing import ClassVar, TextIO
 
 from pydantic import BaseModel, Field
 
-from .paging import (
+from owltui.agent.paging import (
     MAX_BYTES,
     MAX_LINES,
     NOTICE_BYTES,
@@ -33,10 +33,18 @@ from .paging import (
     render_page,
     utf8_len,
 )
-from .tool import ToolContext, ToolError, ToolOutput, in_thread
+from owltui.agent.tool import ToolContext, ToolError, ToolOutput, in_thread
 
-__all__ = ["HEAD_BYTES", "MAX_BYTES", "MAX_LINES", "TAIL_BYTES", "ReadResult", "ResultStore", "is_large",
-           "reread_call"]
+__all__ = [
+    "HEAD_BYTES",
+    "MAX_BYTES",
+    "MAX_LINES",
+    "TAIL_BYTES",
+    "ReadResult",
+    "ResultStore",
+    "is_large",
+    "reread_call",
+]
 
 HEAD_BYTES = 30 * 1024
 TAIL_BYTES = 16 * 1024
@@ -136,8 +144,11 @@ class ResultStore:
                         continue
                 if cut and total == 2:
                     tail_bytes -= utf8_len(tail.popleft()[2]) + 1
-                entry = (total, start, "", length) if length <= TAIL_LINE else \
-                    (total, start[:TAIL_LINE // 2], end, length)
+                entry = (
+                    (total, start, "", length)
+                    if length <= TAIL_LINE
+                    else (total, start[: TAIL_LINE // 2], end, length)
+                )
                 tail.append(entry)
                 tail_bytes += utf8_len(entry[1]) + utf8_len(entry[2]) + 1
                 while len(tail) > 1 and (tail_bytes > TAIL_BYTES or len(tail) > TAIL_LINES):
@@ -151,11 +162,16 @@ class ResultStore:
         for number, start, end, length in tail:
             if cut and number == 1:  # never repeat what the head showed
                 gap = length - len(end)
-                parts.append(f"[... characters {cut + 1}-{gap} of line 1 omitted ...] {end}" if gap > cut
-                             else f"[... line 1 goes on:] {end[len(end) - (length - cut):]}")
+                parts.append(
+                    f"[... characters {cut + 1}-{gap} of line 1 omitted ...] {end}"
+                    if gap > cut
+                    else f"[... line 1 goes on:] {end[len(end) - (length - cut) :]}"
+                )
             elif end:
-                parts.append(f"{start} [... characters {len(start) + 1}-{length - len(end)} of line {number} "
-                             f"omitted ...] {end}")
+                parts.append(
+                    f"{start} [... characters {len(start) + 1}-{length - len(end)} of line {number} "
+                    f"omitted ...] {end}"
+                )
             else:
                 parts.append(start)
         call = reread_call(result_id, 1, column=cut + 1) if cut else reread_call(result_id, shown + 1)
@@ -182,15 +198,19 @@ def _scan(fh: TextIO) -> Iterator[tuple[str, str, int]]:
             end = (end + piece)[-keep:]
         ending = 2 if end.endswith("\r\n") else 1 if end.endswith("\n") else 0
         length -= ending
-        yield start[:length], end[:len(end) - ending][-(TAIL_LINE // 2):], length
+        yield start[:length], end[: len(end) - ending][-(TAIL_LINE // 2) :], length
 
 
 class ReadResultParams(BaseModel):
     result_id: str = Field(description="The id of a saved result, e.g. 'r7'.")
     offset: int = Field(1, ge=1, description="First line to read, counting from 1.")
     limit: int = Field(MAX_LINES, ge=1, le=MAX_LINES, description="How many lines to read.")
-    column: int = Field(1, ge=1, description="First character of the first line to read, counting "
-                                             "from 1 (for a line longer than a page).")
+    column: int = Field(
+        1,
+        ge=1,
+        description="First character of the first line to read, counting "
+        "from 1 (for a line longer than a page).",
+    )
 
 
 class ReadResult:
@@ -216,20 +236,31 @@ class ReadResult:
         def work(stop: threading.Event) -> Page:
             fd = os.open(path, os.O_RDONLY)
             try:
-                return read_page(fd, UTF8_TEXT, args.offset, args.limit, args.column,
-                                 MAX_BYTES - NOTICE_BYTES, stop, pad=0)
+                return read_page(
+                    fd, UTF8_TEXT, args.offset, args.limit, args.column, MAX_BYTES - NOTICE_BYTES, stop, pad=0
+                )
             except Stopped as exc:
                 raise ToolError("Cancelled.") from exc
 
         page = await in_thread(work, ctx)
         if not page.lines:
-            return ToolOutput(f"Result {rid} has no lines from {args.offset} on ({page.total} lines).",
-                              details={"no_spill": True})
+            return ToolOutput(
+                f"Result {rid} has no lines from {args.offset} on ({page.total} lines).",
+                details={"no_spill": True},
+            )
 
         def resume(offset: int, column: int | None) -> str:
             more = "The line goes on" if column else "More lines follow"
             return f"{more}; continue with exactly this call: {reread_call(rid, offset, column=column)}"
 
         text, last = render_page(page, resume, pad=0)
-        return ToolOutput(text, details={"result_id": rid, "first": args.offset, "last": last,
-                                         "total": page.total, "no_spill": True})
+        return ToolOutput(
+            text,
+            details={
+                "result_id": rid,
+                "first": args.offset,
+                "last": last,
+                "total": page.total,
+                "no_spill": True,
+            },
+        )

@@ -14,8 +14,8 @@ from typing import Any
 
 import anyio
 
-from .messages import StopReason, Usage
-from .model import (
+from owltui.agent.messages import StopReason, Usage
+from owltui.agent.model import (
     ModelRequest,
     StreamDone,
     StreamError,
@@ -92,7 +92,7 @@ class ScriptedModel:
             yield ThinkingDelta(text=step.thinking)
         text = step.text
         size = step.chunk or max(1, len(text))
-        pieces = [text[i:i + size] for i in range(0, len(text), size)]
+        pieces = [text[i : i + size] for i in range(0, len(text), size)]
         for n, piece in enumerate(p for p in pieces if p):
             if step.delay:
                 await anyio.sleep(step.delay)

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .cancel import CancelToken
-from .events import EndReason
-from .history import History
-from .messages import AssistantMessage, ToolCall, ToolResult, Usage
-from .model import Model
+from owltui.agent.cancel import CancelToken
+from owltui.agent.events import EndReason
+from owltui.agent.history import History
+from owltui.agent.messages import AssistantMessage, ToolCall, ToolResult, Usage
+from owltui.agent.model import Model
 
 
 class RunConfig(Protocol):

@@ -17,8 +17,8 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel
 
-from .cancel import CancelToken
-from .model import ToolSpec
+from owltui.agent.cancel import CancelToken
+from owltui.agent.model import ToolSpec
 
 Progress = Callable[[str], None]
 

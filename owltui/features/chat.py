@@ -12,8 +12,7 @@ from owltui.agent.loop import LoopConfig
 from owltui.agent.model import Model
 from owltui.agent.results import ResultStore
 from owltui.agent.tool import Tool
-
-from .instructions import SubdirInstructions
+from owltui.features.instructions import SubdirInstructions
 
 SYSTEM_PROMPT = """\
 You are OwlTUI, a coding agent working in a terminal, in the repository at {workspace} ({os}).
@@ -36,18 +35,34 @@ def system_prompt(workspace: Path, extra: str = "") -> str:
     return text + (f"\n{extra.strip()}\n" if extra.strip() else "")
 
 
-def chat_config(model: Model, tools: Sequence[Tool], *, workspace: Path,
-                permission: Permission | None = None, results: ResultStore | None = None,
-                services: dict[str, Any] | None = None, max_rounds: int = 40,
-                steering: Literal["batch", "immediate"] = "batch", hooks: Hooks | None = None,
-                project_notes: str = "") -> LoopConfig:
+def chat_config(
+    model: Model,
+    tools: Sequence[Tool],
+    *,
+    workspace: Path,
+    permission: Permission | None = None,
+    results: ResultStore | None = None,
+    services: dict[str, Any] | None = None,
+    max_rounds: int = 40,
+    steering: Literal["batch", "immediate"] = "batch",
+    hooks: Hooks | None = None,
+    project_notes: str = "",
+) -> LoopConfig:
     """The loop configuration for chat (also used by print mode, RPC and plain mode).
 
     ``project_notes`` (the project's instructions, see ``features.instructions``) end the system
     prompt; ``AGENTS.md`` files in subdirectories join the conversation when a file there is read."""
     hooks = hooks or Hooks()
     hooks.after_tools = SubdirInstructions(workspace.resolve()).hook(hooks.after_tools)
-    return LoopConfig(model=model, system_prompt=system_prompt(workspace, project_notes), tools=tools,
-                      hooks=hooks, max_rounds=max_rounds, steering=steering,
-                      permission=permission, results=results, workspace=workspace,
-                      services=services if services is not None else {})
+    return LoopConfig(
+        model=model,
+        system_prompt=system_prompt(workspace, project_notes),
+        tools=tools,
+        hooks=hooks,
+        max_rounds=max_rounds,
+        steering=steering,
+        permission=permission,
+        results=results,
+        workspace=workspace,
+        services=services if services is not None else {},
+    )

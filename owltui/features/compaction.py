@@ -41,8 +41,10 @@ Write a compact summary with these parts:
 4. Facts to keep: exact file paths, names, numbers, error messages, decisions and their reasons.
 Do not invent anything. Do not address the user; write notes for the agent.
 """
-KEPT_NOTE = ("(The conversation before this point was summarised. Steps listed as done are done: do "
-             "not run them again; go on with what is pending.)")
+KEPT_NOTE = (
+    "(The conversation before this point was summarised. Steps listed as done are done: do "
+    "not run them again; go on with what is pending.)"
+)
 MAX_RESULT_CHARS = 2000
 MAX_TRANSCRIPT_CHARS = 400_000
 
@@ -87,8 +89,9 @@ def _lines(indexed: Sequence[tuple[int, Item]], pinned: Collection[int], result_
     return out
 
 
-def _transcript(indexed: Sequence[tuple[int, Item]], pinned: Collection[int], summary: str | None,
-                max_chars: int) -> str:
+def _transcript(
+    indexed: Sequence[tuple[int, Item]], pinned: Collection[int], summary: str | None, max_chars: int
+) -> str:
     """The transcript within ``max_chars``: tool output and call arguments shortened more and more
     before the middle of the session is left out."""
     head = [f"[summary of the conversation before]\n{summary}"] if summary is not None else []
@@ -111,8 +114,9 @@ def _bounded(lines: list[str], max_chars: int) -> str:
 def cut_point(items: Sequence[Item], keep_turns: int, start: int = 0) -> int:
     """Index of the user prompt that starts the last ``keep_turns`` turns after ``start`` (``start``:
     nothing to cut)."""
-    starts = [i for i in range(start, len(items))
-              if isinstance(it := items[i], UserMessage) and it.lane == "user"]
+    starts = [
+        i for i in range(start, len(items)) if isinstance(it := items[i], UserMessage) and it.lane == "user"
+    ]
     if keep_turns <= 0:
         return len(items) if starts or len(items) > start else start
     if len(starts) <= keep_turns:
@@ -158,13 +162,17 @@ def round_cut(items: Sequence[Item], start: int, keep_chars: int) -> int:
     return best
 
 
-def request_words(items: Sequence[Item], turn_from: int, start: int, cut: int,
-                  pinned: Sequence[int] = ()) -> tuple[int, ...]:
+def request_words(
+    items: Sequence[Item], turn_from: int, start: int, cut: int, pinned: Sequence[int] = ()
+) -> tuple[int, ...]:
     """The user's own messages of the current turn (from ``turn_from``) before ``cut``: pinned
     earlier and still in this turn, or between ``start`` and ``cut``."""
     keep = [i for i in pinned if turn_from <= i < cut]
-    keep += [i for i in range(max(start, turn_from), cut)
-             if isinstance(it := items[i], UserMessage) and it.source == "user" and it.lane in USER_LANES]
+    keep += [
+        i
+        for i in range(max(start, turn_from), cut)
+        if isinstance(it := items[i], UserMessage) and it.source == "user" and it.lane in USER_LANES
+    ]
     return tuple(sorted(set(keep)))
 
 
@@ -190,11 +198,19 @@ def _transcript_chars(window: int | None) -> int:
     return max(2000, min(MAX_TRANSCRIPT_CHARS, room * CHARS_PER_TOKEN - len(SUMMARY_PROMPT) - 200))
 
 
-async def summarise(model: Model, transcript: str, *, gate: PauseGate = GATE,
-                    window: int | None = None) -> str:
+async def summarise(
+    model: Model, transcript: str, *, gate: PauseGate = GATE, window: int | None = None
+) -> str:
     """The summary of ``transcript``, written by ``model`` on the same loop (no tools)."""
-    summariser = Agent(LoopConfig(model=model, system_prompt=SUMMARY_PROMPT, name="compaction",
-                                  max_output_tokens=_output_tokens(window)), gate=gate)
+    summariser = Agent(
+        LoopConfig(
+            model=model,
+            system_prompt=SUMMARY_PROMPT,
+            name="compaction",
+            max_output_tokens=_output_tokens(window),
+        ),
+        gate=gate,
+    )
     outcome = await summariser.run("Summarise this session:\n\n" + transcript)
     text = outcome.text.strip()
     if outcome.reason != "done" or not text:
@@ -202,8 +218,16 @@ async def summarise(model: Model, transcript: str, *, gate: PauseGate = GATE,
     return text
 
 
-async def _compact_at(history: History, model: Model, cut: int, pinned: tuple[int, ...], *,
-                      gate: PauseGate, window: int | None, note: str = "") -> Compaction:
+async def _compact_at(
+    history: History,
+    model: Model,
+    cut: int,
+    pinned: tuple[int, ...],
+    *,
+    gate: PauseGate,
+    window: int | None,
+    note: str = "",
+) -> Compaction:
     """Summarise what the model sees before ``cut`` - the previous summary, the items pinned before
     it, the items since - and record it (``note`` after it), ``pinned`` kept word for word."""
     target, mark, start = _last(history)
@@ -211,8 +235,12 @@ async def _compact_at(history: History, model: Model, cut: int, pinned: tuple[in
     if cut <= start:
         raise CompactionError("The conversation is too short to compact.")
     earlier = [(i, items[i]) for i in (mark.pinned if mark is not None else ())]
-    transcript = _transcript([*earlier, *((i, items[i]) for i in range(start, cut))], pinned,
-                             mark.summary if mark is not None else None, _transcript_chars(window))
+    transcript = _transcript(
+        [*earlier, *((i, items[i]) for i in range(start, cut))],
+        pinned,
+        mark.summary if mark is not None else None,
+        _transcript_chars(window),
+    )
     summary = await summarise(model, transcript, gate=gate, window=window)
     if note:
         summary = f"{summary}\n\n{note}"
@@ -220,8 +248,9 @@ async def _compact_at(history: History, model: Model, cut: int, pinned: tuple[in
     return Compaction(summary, cut, cut - start - sum(1 for i in pinned if i >= start), pinned)
 
 
-async def compact(history: History, model: Model, *, keep_turns: int = 2, gate: PauseGate = GATE,
-                  window: int | None = None) -> Compaction:
+async def compact(
+    history: History, model: Model, *, keep_turns: int = 2, gate: PauseGate = GATE, window: int | None = None
+) -> Compaction:
     """``/compact``: summarise everything before the last ``keep_turns`` turns (0: everything)."""
     cut = cut_point(history.items(), keep_turns, _last(history)[2])
     return await _compact_at(history, model, cut, (), gate=gate, window=window)
@@ -237,5 +266,6 @@ async def compact_for_loop(request: CompactRequest) -> Compaction:
     if cut <= start:
         raise CompactionError("There is nothing new to summarise since the last compaction.")
     pinned = request_words(items, request.turn_from, start, cut, mark.pinned if mark is not None else ())
-    return await _compact_at(history, request.model, cut, pinned, gate=request.gate, window=request.window,
-                             note=KEPT_NOTE)
+    return await _compact_at(
+        history, request.model, cut, pinned, gate=request.gate, window=request.window, note=KEPT_NOTE
+    )

@@ -39,8 +39,7 @@ from owltui.agent.messages import ToolCall, ToolResult, UserMessage
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
 from owltui.agent.tool import Tool
-
-from .instructions import read_start
+from owltui.features.instructions import read_start
 
 NAME = "init"
 TARGET = "AGENTS.md"
@@ -91,8 +90,9 @@ There is no AGENTS.md, but CLAUDE.md holds instructions (below): carry over what
 """
 
 TASK = "Look at this repository and write AGENTS.md for it."
-WRITE_NOW = ("You are close to the round limit: stop exploring and write AGENTS.md now with what you "
-             "have found.")
+WRITE_NOW = (
+    "You are close to the round limit: stop exploring and write AGENTS.md now with what you have found."
+)
 
 
 @dataclass
@@ -171,8 +171,10 @@ class InitChecks:
             if key is None:
                 return None
             if self.reads.get(key, 0) >= self.reads_per_file:
-                return (f"Refused: /init reads a file at most {self.reads_per_file} times and "
-                        f"{call.arguments['path']} was read that often; use what you have read.")
+                return (
+                    f"Refused: /init reads a file at most {self.reads_per_file} times and "
+                    f"{call.arguments['path']} was read that often; use what you have read."
+                )
             self.reads[key] = self.reads.get(key, 0) + 1
         elif call.name == WRITE_TOOL:
             if _normal(self.workspace, call.arguments.get("path")) != self.target:
@@ -192,22 +194,39 @@ class InitChecks:
                 self.write_refused = refused[0].content
                 return Directive(end_with=f"{TARGET} was not written: {refused[0].content}")
             if not self.written and state.round >= self.max_rounds - 2:
-                return Directive(force_tool=WRITE_TOOL,
-                                 append=[UserMessage(text=WRITE_NOW, lane="notice", source="system")])
+                return Directive(
+                    force_tool=WRITE_TOOL,
+                    append=[UserMessage(text=WRITE_NOW, lane="notice", source="system")],
+                )
             return None
 
         return Hooks(after_tools=after_tools)
 
 
-def init_config(model: Model, tools: Sequence[Tool], workspace: Path, *, permission: Permission | None,
-                services: dict[str, Any] | None = None, checks: InitChecks | None = None,
-                max_rounds: int = MAX_ROUNDS) -> LoopConfig:
+def init_config(
+    model: Model,
+    tools: Sequence[Tool],
+    workspace: Path,
+    *,
+    permission: Permission | None,
+    services: dict[str, Any] | None = None,
+    checks: InitChecks | None = None,
+    max_rounds: int = MAX_ROUNDS,
+) -> LoopConfig:
     """The loop configuration of ``/init``."""
     checks = checks or InitChecks(workspace, max_rounds=max_rounds)
-    return LoopConfig(model=model, system_prompt=system_prompt(workspace, checks.reads_per_file),
-                      tools=init_tools(tools), hooks=checks.hooks(), refusals=[checks.refusal()],
-                      max_rounds=max_rounds, permission=permission, workspace=workspace,
-                      services=dict(services or {}), name=NAME)
+    return LoopConfig(
+        model=model,
+        system_prompt=system_prompt(workspace, checks.reads_per_file),
+        tools=init_tools(tools),
+        hooks=checks.hooks(),
+        refusals=[checks.refusal()],
+        max_rounds=max_rounds,
+        permission=permission,
+        workspace=workspace,
+        services=dict(services or {}),
+        name=NAME,
+    )
 
 
 def _lines(path: Path) -> int:
@@ -217,19 +236,35 @@ def _lines(path: Path) -> int:
         return 0
 
 
-async def run_init(model: Model, tools: Sequence[Tool], workspace: Path, *, permission: Permission | None,
-                   services: dict[str, Any] | None = None, emitter: Emitter | None = None,
-                   gate: PauseGate = GATE, cancel: CancelToken | None = None,
-                   max_rounds: int = MAX_ROUNDS) -> InitOutcome:
+async def run_init(
+    model: Model,
+    tools: Sequence[Tool],
+    workspace: Path,
+    *,
+    permission: Permission | None,
+    services: dict[str, Any] | None = None,
+    emitter: Emitter | None = None,
+    gate: PauseGate = GATE,
+    cancel: CancelToken | None = None,
+    max_rounds: int = MAX_ROUNDS,
+) -> InitOutcome:
     """One ``/init`` run to its end. ``cancel`` aborts it (the write, if it already asked, is withdrawn)."""
     target = workspace / TARGET
     existed = target.is_file()
     checks = InitChecks(workspace, max_rounds=max_rounds)
-    config = init_config(model, tools, workspace, permission=permission, services=services, checks=checks,
-                         max_rounds=max_rounds)
+    config = init_config(
+        model,
+        tools,
+        workspace,
+        permission=permission,
+        services=services,
+        checks=checks,
+        max_rounds=max_rounds,
+    )
     agent = Agent(config, emitter=emitter, gate=gate)
     async with anyio.create_task_group() as tg:
         if cancel is not None:
+
             async def watch() -> None:
                 await cancel.wait()
                 agent.abort()

@@ -99,16 +99,23 @@ class SubdirInstructions:
                 if text is None:
                     continue
                 rel = found.relative_to(self.workspace).as_posix()
-                out.append(UserMessage(text=f"[instructions for {found.parent.relative_to(self.workspace)}/ "
-                                            f"from {rel}]\n{text}", lane="notice", source="instructions"))
+                out.append(
+                    UserMessage(
+                        text=f"[instructions for {found.parent.relative_to(self.workspace)}/ "
+                        f"from {rel}]\n{text}",
+                        lane="notice",
+                        source="instructions",
+                    )
+                )
         return out
 
     def hook(self, then: ResultsHook | None = None) -> ResultsHook:
         async def after_tools(state: RunState, results: list[ToolResult]) -> Directive | None:
             ok = {r.call_id for r in results if r.name == "read" and not r.is_error}
             calls = state.last_message.tool_calls if state.last_message is not None else []
-            paths = [c.arguments["path"] for c in calls
-                     if c.id in ok and isinstance(c.arguments.get("path"), str)]
+            paths = [
+                c.arguments["path"] for c in calls if c.id in ok and isinstance(c.arguments.get("path"), str)
+            ]
             extra = self.messages(paths) if paths else []
             directive = await then(state, results) if then is not None else None
             if not extra:

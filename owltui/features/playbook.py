@@ -71,20 +71,20 @@ def parse_playbook(text: str, name: str = "playbook") -> Playbook:
                 if not sep:
                     raise PlaybookError(f"{name}: header line {raw.strip()!r} is not 'key: value'.")
                 meta[key.strip().lower()] = value.strip()
-        lines = lines[end + 1:]
+        lines = lines[end + 1 :]
     title = name
     steps: list[PlaybookStep] = []
     preamble: list[str] = []
     headings = [i for i, line in enumerate(lines) if line.startswith("## ")]
     if headings:
-        for line in lines[:headings[0]]:
+        for line in lines[: headings[0]]:
             if line.startswith("# ") and title == name:
                 title = line[2:].strip()
             else:
                 preamble.append(line)
         bounds = [*headings, len(lines)]
         for a, b in itertools.pairwise(bounds):
-            steps.append(PlaybookStep(lines[a][3:].strip(), "\n".join(lines[a + 1:b]).strip()))
+            steps.append(PlaybookStep(lines[a][3:].strip(), "\n".join(lines[a + 1 : b]).strip()))
     else:
         current: PlaybookStep | None = None
         for line in lines:
@@ -166,8 +166,9 @@ class StepCompleteTool:
         p.done[args.step] = args.summary
         nxt = p.next_step()
         if nxt is None:
-            return ToolOutput(f"Step {args.step} complete. All {n} steps are complete: "
-                              "give your final report.")
+            return ToolOutput(
+                f"Step {args.step} complete. All {n} steps are complete: give your final report."
+            )
         return ToolOutput(f"Step {args.step} complete. Next, step {nxt}: {p.book.steps[nxt - 1].title}.")
 
 
@@ -178,10 +179,12 @@ def playbook_prompt(book: Playbook) -> str:
 
     steps = "\n".join(item(i, s) for i, s in enumerate(book.steps, 1))
     intro = f"\n{book.preamble}\n" if book.preamble else ""
-    return (f"\nYou are running the playbook \"{book.title}\" unattended: nobody will answer questions, "
-            f"so make reasonable choices and note them.{intro}\nSteps:\n{steps}\n\nWork through the steps "
-            "in order. When a step is finished, call `step_complete` with its number and a short summary. "
-            "After the last step, give a short final report.")
+    return (
+        f'\nYou are running the playbook "{book.title}" unattended: nobody will answer questions, '
+        f"so make reasonable choices and note them.{intro}\nSteps:\n{steps}\n\nWork through the steps "
+        "in order. When a step is finished, call `step_complete` with its number and a short summary. "
+        "After the last step, give a short final report."
+    )
 
 
 def playbook_hooks(progress: Progress) -> Hooks:
@@ -193,9 +196,16 @@ def playbook_hooks(progress: Progress) -> Hooks:
             return None
         progress.nudges += 1
         step = progress.book.steps[nxt - 1]
-        return Directive(append=[UserMessage(
-            text=f"Step {nxt} ({step.title}) is not marked complete. Continue with it, and call "
-                 "`step_complete` when it is done. If it cannot be done, say why and call "
-                 "`step_complete` with that as the summary.", lane="notice", source="system")])
+        return Directive(
+            append=[
+                UserMessage(
+                    text=f"Step {nxt} ({step.title}) is not marked complete. Continue with it, and call "
+                    "`step_complete` when it is done. If it cannot be done, say why and call "
+                    "`step_complete` with that as the summary.",
+                    lane="notice",
+                    source="system",
+                )
+            ]
+        )
 
     return Hooks(before_yield=before_yield)

@@ -41,8 +41,10 @@ _ids = itertools.count(1)
 
 
 class TaskParams(BaseModel):
-    prompt: str = Field(description="The complete task for the subagent. It cannot see this conversation, "
-                                    "so include every detail it needs.")
+    prompt: str = Field(
+        description="The complete task for the subagent. It cannot see this conversation, "
+        "so include every detail it needs."
+    )
     description: str = Field("", description="A 3-5 word label shown to the user.")
 
 
@@ -51,9 +53,19 @@ def researcher_hooks() -> Hooks:
 
     async def after_tools(state: RunState, results: list[ToolResult]) -> Directive | None:
         if state.stale_rounds >= STALE_ROUNDS:
-            return Directive(tools_off=True, append=[UserMessage(
-                text="Your last searches only returned results you had already seen. Stop searching and "
-                     "write your report now.", lane="notice", source="system")])
+            return Directive(
+                tools_off=True,
+                append=[
+                    UserMessage(
+                        text=(
+                            "Your last searches only returned results you had already seen. "
+                            "Stop searching and write your report now."
+                        ),
+                        lane="notice",
+                        source="system",
+                    )
+                ],
+            )
         return None
 
     return Hooks(after_tools=after_tools)
@@ -69,8 +81,16 @@ class TaskTool:
     params: ClassVar[type[BaseModel]] = TaskParams
     read_only: ClassVar[bool] = True
 
-    def __init__(self, model: Callable[[], Model], tools: Sequence[Tool], workspace: Path, *,
-                 gate: PauseGate = GATE, max_rounds: int = 20, permission: Permission | None = None) -> None:
+    def __init__(
+        self,
+        model: Callable[[], Model],
+        tools: Sequence[Tool],
+        workspace: Path,
+        *,
+        gate: PauseGate = GATE,
+        max_rounds: int = 20,
+        permission: Permission | None = None,
+    ) -> None:
         self._model = model
         self._tools = [t for t in tools if t.read_only and t.name != "task"]
         self._workspace = workspace
@@ -89,10 +109,17 @@ class TaskTool:
     async def run(self, args: TaskParams, ctx: ToolContext) -> ToolOutput:
         name = f"task-{next(_ids)}"
         prompt = RESEARCHER_PROMPT.format(workspace=self._workspace)
-        config = LoopConfig(model=self._model(), system_prompt=prompt, tools=self._tools,
-                            hooks=researcher_hooks(), max_rounds=self._max_rounds,
-                            permission=self._policy(ctx), workspace=self._workspace,
-                            services=ctx.services, name=name)
+        config = LoopConfig(
+            model=self._model(),
+            system_prompt=prompt,
+            tools=self._tools,
+            hooks=researcher_hooks(),
+            max_rounds=self._max_rounds,
+            permission=self._policy(ctx),
+            workspace=self._workspace,
+            services=ctx.services,
+            name=name,
+        )
         child = Agent(config, gate=self._gate)
         parent = ctx.service("emitter")
         if isinstance(parent, Emitter):  # front ends see the subagent's events, marked with its name
@@ -107,5 +134,8 @@ class TaskTool:
         outcome = await child.run(args.prompt)
         if outcome.reason in ("done", "round_limit", "failure_limit") and outcome.text.strip():
             return ToolOutput(outcome.text, details={"rounds": outcome.rounds, "reason": outcome.reason})
-        return ToolOutput(f"The subagent ended without a report ({outcome.reason}"
-                          f"{': ' + outcome.error if outcome.error else ''}).", is_error=True)
+        return ToolOutput(
+            f"The subagent ended without a report ({outcome.reason}"
+            f"{': ' + outcome.error if outcome.error else ''}).",
+            is_error=True,
+        )

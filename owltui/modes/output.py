@@ -57,8 +57,12 @@ class JsonLines:
             if not self._said:
                 self._said = True
                 try:
-                    print(f"owltui: warning: could not write an output line ({exc.strerror or exc}); "
-                          "continuing", file=sys.stderr, flush=True)
+                    print(
+                        f"owltui: warning: could not write an output line ({exc.strerror or exc}); "
+                        "continuing",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 except (OSError, ValueError):
                     pass
 

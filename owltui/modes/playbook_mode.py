@@ -22,14 +22,20 @@ from owltui.features.playbook import (
     playbook_hooks,
     playbook_prompt,
 )
+from owltui.modes.print_mode import print_run
 from owltui.session.runtime import Options, Runtime
 
-from .print_mode import print_run
 
-
-async def playbook_run(path: Path, options: Options, *, model: Model | None = None,
-                       env: Mapping[str, str] | None = None, out: Any = None,
-                       err: TextIO | None = None, handle_signals: bool = True) -> int:
+async def playbook_run(
+    path: Path,
+    options: Options,
+    *,
+    model: Model | None = None,
+    env: Mapping[str, str] | None = None,
+    out: Any = None,
+    err: TextIO | None = None,
+    handle_signals: bool = True,
+) -> int:
     err = err if err is not None else sys.stderr
     try:
         book = load_playbook(path)
@@ -47,15 +53,27 @@ async def playbook_run(path: Path, options: Options, *, model: Model | None = No
         cfg.set_tools([*cfg.tools, StepCompleteTool(progress)])
 
         def on_event(ev: Event) -> None:
-            if isinstance(ev, ToolEnd) and ev.name == "step_complete" and ev.status == "ok" \
-                    and ev.agent is None:
+            if (
+                isinstance(ev, ToolEnd)
+                and ev.name == "step_complete"
+                and ev.status == "ok"
+                and ev.agent is None
+            ):
                 print(f"✓ {ev.output.splitlines()[0]}", file=err, flush=True)
 
         runtime.emitter.subscribe(on_event)
 
     print(f"owltui: running playbook “{book.title}” ({len(book.steps)} steps)", file=err, flush=True)
-    code = await print_run(options, f"Run the playbook “{book.title}” now, step by step.", model=model,
-                           env=env, out=out, err=err, handle_signals=handle_signals, prepare=prepare)
+    code = await print_run(
+        options,
+        f"Run the playbook “{book.title}” now, step by step.",
+        model=model,
+        env=env,
+        out=out,
+        err=err,
+        handle_signals=handle_signals,
+        prepare=prepare,
+    )
     if code == 0 and not progress.finished:
         left = ", ".join(str(i) for i in range(1, len(book.steps) + 1) if i not in progress.done)
         print(f"owltui: the playbook ended with steps not complete: {left}.", file=err)

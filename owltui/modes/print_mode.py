@@ -21,12 +21,11 @@ import anyio
 
 from owltui.agent.events import Compaction, CompactionFailed, Event, JobFinished, JobStarted, Retry, ToolStart
 from owltui.agent.model import Model
+from owltui.modes.output import JsonLines
 from owltui.session.describe import describe
 from owltui.session.mentions import attach_mentions
 from owltui.session.runtime import Options, Runtime, build_runtime
 from owltui.tools.sanitize import sanitize
-
-from .output import JsonLines
 
 EXIT_CODES = {"done": 0, "aborted": 130}
 
@@ -40,8 +39,12 @@ class _Progress:
         self.jsonl = jsonl
         self.wants_deltas = jsonl is not None  # the text output draws no deltas: none are built
         self._steps: dict[type[Event], Callable[[Any], None]] = {
-            ToolStart: self._tool_start, Retry: self._notice, JobStarted: self._notice,
-            JobFinished: self._notice, Compaction: self._notice, CompactionFailed: self._notice,
+            ToolStart: self._tool_start,
+            Retry: self._notice,
+            JobStarted: self._notice,
+            JobFinished: self._notice,
+            Compaction: self._notice,
+            CompactionFailed: self._notice,
         }
 
     def _say(self, line: str) -> None:
@@ -71,9 +74,18 @@ class _Progress:
             self._say(f"· {notice.text}")
 
 
-async def print_run(options: Options, prompt: str, output: str = "text", *, model: Model | None = None,
-                    env: Mapping[str, str] | None = None, out: Any = None, err: TextIO | None = None,
-                    handle_signals: bool = True, prepare: Callable[[Runtime], None] | None = None) -> int:
+async def print_run(
+    options: Options,
+    prompt: str,
+    output: str = "text",
+    *,
+    model: Model | None = None,
+    env: Mapping[str, str] | None = None,
+    out: Any = None,
+    err: TextIO | None = None,
+    handle_signals: bool = True,
+    prepare: Callable[[Runtime], None] | None = None,
+) -> int:
     """The whole of print mode; returns the exit code. ``prepare`` adjusts the runtime before the
     run (``owltui run`` adds the playbook's prompt, hooks and tool)."""
     options.interactive = False
@@ -89,6 +101,7 @@ async def print_run(options: Options, prompt: str, output: str = "text", *, mode
     interrupted = False
     async with runtime, anyio.create_task_group() as tg:
         if handle_signals:
+
             async def on_signals() -> None:
                 nonlocal interrupted
                 with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

@@ -23,10 +23,9 @@ import anyio.from_thread
 from anyio.abc import ObjectReceiveStream
 
 from owltui.agent.model import Model
+from owltui.modes.output import JsonLines
 from owltui.session.commands import Commands, Host, LineFront
 from owltui.session.runtime import Options, build_runtime
-
-from .output import JsonLines
 
 
 class BadLine(Exception):
@@ -39,8 +38,8 @@ class BadLine(Exception):
 
 def parse_line(line: str) -> tuple[str, Any, dict[str, Any]]:
     """One stdin line -> (command name, id, the object's fields); raises BadLine."""
-    from .rpc_input import parse_line as read_line
-    from .rpc_input import request_id
+    from owltui.modes.rpc_input import parse_line as read_line
+    from owltui.modes.rpc_input import request_id
 
     cmd = read_line(line)  # undecodable, too deep, non-finite numbers, not an object: the reason
     if isinstance(cmd, str):
@@ -67,8 +66,9 @@ class RpcServer:
         self.commands = Commands(runtime, self.front)
         self.write = write
 
-    def respond(self, command: str | None, cid: Any, ok: bool, error: str | None = None,
-                **extra: Any) -> None:
+    def respond(
+        self, command: str | None, cid: Any, ok: bool, error: str | None = None, **extra: Any
+    ) -> None:
         msg: dict[str, Any] = {"type": "response", "command": command}
         if cid is not None:
             msg["id"] = cid
@@ -128,8 +128,14 @@ async def serve(runtime: Host, lines: ObjectReceiveStream[str | None], out: Json
     return 0
 
 
-async def rpc_main(options: Options, *, model: Model | None = None, env: Mapping[str, str] | None = None,
-                   stdin_fd: int | None = None, stdout: BinaryIO | None = None) -> int:
+async def rpc_main(
+    options: Options,
+    *,
+    model: Model | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin_fd: int | None = None,
+    stdout: BinaryIO | None = None,
+) -> int:
     runtime = build_runtime(options, model=model, env=env)
     out = JsonLines(stdout if stdout is not None else sys.stdout.buffer)
     send, receive = anyio.create_memory_object_stream[str | None](math.inf)

@@ -101,20 +101,23 @@ def _parse(line: str | bytes) -> dict[str, Any]:
         try:
             text = bytes(line).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise Refused(f"the line is not valid UTF-8 (byte 0x{line[exc.start]:02x} at offset "
-                          f"{exc.start}); send UTF-8 JSON") from None
+            raise Refused(
+                f"the line is not valid UTF-8 (byte 0x{line[exc.start]:02x} at offset "
+                f"{exc.start}); send UTF-8 JSON"
+            ) from None
     else:
         text = line
         bad = _SURROGATE.search(text)
         if bad is not None:
-            raise Refused(f"the line is not valid UTF-8 (undecodable byte at offset {bad.start()}); "
-                          "send UTF-8 JSON")
+            raise Refused(
+                f"the line is not valid UTF-8 (undecodable byte at offset {bad.start()}); send UTF-8 JSON"
+            )
     text = text.removeprefix("\ufeff")
     if depth(text) > MAX_DEPTH:
         raise Refused(f"the command is nested too deeply (more than {MAX_DEPTH} levels)")
     value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
     if not isinstance(value, dict):
-        raise Refused("a command must be a JSON object, e.g. {\"type\": \"get_state\"}")
+        raise Refused('a command must be a JSON object, e.g. {"type": "get_state"}')
     if _SURROGATE_ESCAPE.search(text) is not None:
         fixed = _fix_surrogates(value)
         assert isinstance(fixed, dict)

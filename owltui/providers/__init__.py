@@ -10,10 +10,18 @@ import importlib
 from typing import Any
 
 _WHERE = {
-    "AnthropicModel": "anthropic", "ModelInfo": "catalog", "lookup": "catalog", "DemoModel": "demo",
-    "ProviderConfigError": "errors", "ProviderError": "errors", "OpenAICompatModel": "openai_compat",
-    "ResolvedProvider": "resolve", "make_model": "resolve", "probe_openai_compatible": "resolve",
-    "resolve_provider": "resolve", "RetryPolicy": "retry",
+    "AnthropicModel": "anthropic",
+    "ModelInfo": "catalog",
+    "lookup": "catalog",
+    "DemoModel": "demo",
+    "ProviderConfigError": "errors",
+    "ProviderError": "errors",
+    "OpenAICompatModel": "openai_compat",
+    "ResolvedProvider": "resolve",
+    "make_model": "resolve",
+    "probe_openai_compatible": "resolve",
+    "resolve_provider": "resolve",
+    "RetryPolicy": "retry",
 }
 
 
@@ -21,7 +29,6 @@ def __getattr__(name: str) -> Any:
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-
 
 
 __all__ = [

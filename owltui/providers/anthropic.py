@@ -25,22 +25,26 @@ from owltui.agent.model import (
     ToolChoice,
     ToolSpec,
 )
-
-from .base import HTTPModel
-from .errors import bad_event_message
-from .fast import loads, text_delta, thinking_delta
-from .history import Turn, UserTurn, turns
-from .table import PROVIDERS
-from .wirecache import MIXED, SameList, Slots, TurnWire, commas
-from .wirecache import key as wire_key
-from .wirejson import encode, loose, piece
+from owltui.providers.base import HTTPModel
+from owltui.providers.errors import bad_event_message
+from owltui.providers.fast import loads, text_delta, thinking_delta
+from owltui.providers.history import Turn, UserTurn, turns
+from owltui.providers.table import PROVIDERS
+from owltui.providers.wirecache import MIXED, SameList, Slots, TurnWire, commas
+from owltui.providers.wirecache import key as wire_key
+from owltui.providers.wirejson import encode, loose, piece
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = PROVIDERS["anthropic"].default_base_url or ""
 EPHEMERAL = {"type": "ephemeral"}
 STOP_REASONS: dict[str, StopReason] = {
-    "end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "refusal": "stop",
-    "tool_use": "tool_use", "max_tokens": "length", "model_context_window_exceeded": "length",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "refusal": "stop",
+    "tool_use": "tool_use",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
 }
 RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 _NONE: list[StreamEvent] = []
@@ -55,8 +59,10 @@ def tool_choice_wire(choice: ToolChoice) -> dict[str, Any]:
 
 
 def tools_wire(tools: list[ToolSpec] | tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
-                                 for t in sorted(tools, key=lambda t: t.name)]
+    out: list[dict[str, Any]] = [
+        {"name": t.name, "description": t.description, "input_schema": t.parameters}
+        for t in sorted(tools, key=lambda t: t.name)
+    ]
     if out:
         out[-1]["cache_control"] = EPHEMERAL
     return out
@@ -83,8 +89,11 @@ def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
 def _user_blocks(turn: UserTurn) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for res in turn.results:
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": res.call_id,
-                                 "content": res.content or "(no output)"}
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": res.call_id,
+            "content": res.content or "(no output)",
+        }
         if res.is_error:
             block["is_error"] = True
         blocks.append(block)
@@ -303,8 +312,13 @@ class AnthropicParser:
                 if block.get("thinking"):
                     self.has_content = True
                 if block.get("thinking") or block.get("signature"):
-                    return [ThinkingDelta(text=block.get("thinking") or "",
-                                          signature=block.get("signature") or None, block=index)]
+                    return [
+                        ThinkingDelta(
+                            text=block.get("thinking") or "",
+                            signature=block.get("signature") or None,
+                            block=index,
+                        )
+                    ]
                 return _NONE
             if btype == "redacted_thinking":
                 self.has_content = True
@@ -336,8 +350,9 @@ class AnthropicParser:
             err = obj.get("error") or {}
             etype = err.get("type") or "error"
             message = err.get("message") or etype
-            self.terminal = StreamError(message=f"anthropic: {message} ({etype})",
-                                        retryable=etype in RETRYABLE_ERRORS)
+            self.terminal = StreamError(
+                message=f"anthropic: {message} ({etype})", retryable=etype in RETRYABLE_ERRORS
+            )
             return _NONE
         return _NONE  # ping and unknown events
 
@@ -351,20 +366,25 @@ class AnthropicParser:
         read = u.get("cache_read_input_tokens", 0)
         write = u.get("cache_creation_input_tokens", 0)
         # input_tokens counts the whole prompt, cached parts included, as OpenAI's prompt_tokens does
-        usage = Usage(input_tokens=u.get("input_tokens", 0) + read + write,
-                      output_tokens=u.get("output_tokens", 0), cache_read_tokens=read,
-                      cache_write_tokens=write)
+        usage = Usage(
+            input_tokens=u.get("input_tokens", 0) + read + write,
+            output_tokens=u.get("output_tokens", 0),
+            cache_read_tokens=read,
+            cache_write_tokens=write,
+        )
         raw = self.raw_stop
-        self.terminal = StreamDone(stop_reason=STOP_REASONS.get(raw or "end_turn", "stop"), usage=usage,
-                                   raw_stop_reason=raw)
+        self.terminal = StreamDone(
+            stop_reason=STOP_REASONS.get(raw or "end_turn", "stop"), usage=usage, raw_stop_reason=raw
+        )
 
     def end(self) -> list[StreamEvent]:
         if self.terminal is None:
             if self.raw_stop is not None:
                 self._done()
             else:
-                self.terminal = StreamError(message="anthropic: the stream ended before the response was "
-                                                    "complete", retryable=True)
+                self.terminal = StreamError(
+                    message="anthropic: the stream ended before the response was complete", retryable=True
+                )
         return self.flush()
 
 
@@ -374,8 +394,15 @@ class AnthropicModel(HTTPModel):
     provider = "anthropic"
     api_key_env = "ANTHROPIC_API_KEY"
 
-    def __init__(self, model: str, *, api_key: str | None = None, base_url: str = DEFAULT_BASE_URL,
-                 thinking_budget: int | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str = DEFAULT_BASE_URL,
+        thinking_budget: int | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(model, api_key=api_key, base_url=base_url, **kwargs)
         self.thinking_budget = thinking_budget
         self._reset_wire()

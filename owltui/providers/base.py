@@ -16,13 +16,12 @@ import anyio
 import httpx
 
 from owltui.agent.model import ModelRequest, RetryNotice, StreamDone, StreamError, StreamEvent
-
-from .catalog import ModelInfo, lookup
-from .errors import http_error_message, is_error_body, is_retryable_status, non_stream_message
-from .retry import RetryPolicy
-from .sse import SSEDecoder
-from .transport import LeanTransport, make_client
-from .wirejson import encode
+from owltui.providers.catalog import ModelInfo, lookup
+from owltui.providers.errors import http_error_message, is_error_body, is_retryable_status, non_stream_message
+from owltui.providers.retry import RetryPolicy
+from owltui.providers.sse import SSEDecoder
+from owltui.providers.transport import LeanTransport, make_client
+from owltui.providers.wirejson import encode
 
 PEEK_LIMIT = 4096  # bytes read to decide whether a 200 body is an event stream
 ERROR_BODY_LIMIT = 65536  # bytes of a non-stream body read for its message
@@ -57,11 +56,20 @@ class HTTPModel:
     api_key_env: ClassVar[str | None] = None
     input_includes_cache: ClassVar[bool] = True  # Usage.input_tokens counts cached tokens too
 
-    def __init__(self, model: str, *, api_key: str | None = None, base_url: str,
-                 client: httpx.AsyncClient | None = None, retry: RetryPolicy | None = None,
-                 idle_timeout: float = 120.0, connect_timeout: float = 15.0,
-                 max_output_tokens: int | None = None, extra_headers: Mapping[str, str] | None = None,
-                 info: ModelInfo | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str,
+        client: httpx.AsyncClient | None = None,
+        retry: RetryPolicy | None = None,
+        idle_timeout: float = 120.0,
+        connect_timeout: float = 15.0,
+        max_output_tokens: int | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        info: ModelInfo | None = None,
+    ) -> None:
         self.model = model
         self.api_key = api_key
         self.base_url = base_url.rstrip("/")
@@ -146,8 +154,12 @@ class HTTPModel:
         """Stream one model call, retrying failures that happen before any content."""
         p = self.provider
         payload = self.encode_body(request)
-        headers = {"content-type": "application/json", "accept": "text/event-stream", **self.headers(),
-                   **self.extra_headers}
+        headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+            **self.headers(),
+            **self.extra_headers,
+        }
         url = self.url()
         attempt = 0
         while True:
@@ -156,8 +168,9 @@ class HTTPModel:
             parser: StreamParser | None = None
             failure: str
             try:
-                async with self._http().stream("POST", self._parsed(url), content=payload, headers=headers,
-                                               timeout=self.timeout) as resp:
+                async with self._http().stream(
+                    "POST", self._parsed(url), content=payload, headers=headers, timeout=self.timeout
+                ) as resp:
                     status = resp.status_code
                     if status >= 300:
                         body = await resp.aread()
@@ -171,8 +184,9 @@ class HTTPModel:
                         head = await _peek(chunks)
                         if is_error_body(resp.headers.get("content-type", ""), head):
                             body = head + await _read_up_to(chunks, ERROR_BODY_LIMIT - len(head))
-                            yield StreamError(message=non_stream_message(
-                                p, resp.headers.get("content-type", ""), body, url))
+                            yield StreamError(
+                                message=non_stream_message(p, resp.headers.get("content-type", ""), body, url)
+                            )
                             return
                         parser = self.new_parser()
                         decoder = SSEDecoder()
@@ -208,8 +222,10 @@ class HTTPModel:
                             return
                         failure = term.message
             except httpx.ReadTimeout:
-                yield StreamError(message=f"{p}: the server sent nothing for {self.idle_timeout:g} s; "
-                                          "giving up on this response")
+                yield StreamError(
+                    message=f"{p}: the server sent nothing for {self.idle_timeout:g} s; "
+                    "giving up on this response"
+                )
                 return
             except httpx.TransportError as exc:
                 reason = _describe(exc)

@@ -37,9 +37,12 @@ class ModelInfo:
         fresh = usage.input_tokens
         if input_includes_cache:
             fresh = max(0, fresh - usage.cache_read_tokens - usage.cache_write_tokens)
-        return (fresh * self.input + usage.output_tokens * self.output
-                + usage.cache_read_tokens * self.cache_read
-                + usage.cache_write_tokens * self.cache_write) / 1_000_000
+        return (
+            fresh * self.input
+            + usage.output_tokens * self.output
+            + usage.cache_read_tokens * self.cache_read
+            + usage.cache_write_tokens * self.cache_write
+        ) / 1_000_000
 
 
 @cache
@@ -56,10 +59,17 @@ def catalog_models() -> dict[str, list[str]]:
 
 
 def _info(model_id: str, provider: str, entry: dict[str, Any], known: bool) -> ModelInfo:
-    return ModelInfo(id=model_id, provider=provider, context_window=int(entry["context_window"]),
-                     max_output_tokens=int(entry["max_output_tokens"]), input=float(entry["input"]),
-                     output=float(entry["output"]), cache_read=float(entry["cache_read"]),
-                     cache_write=float(entry["cache_write"]), known=known)
+    return ModelInfo(
+        id=model_id,
+        provider=provider,
+        context_window=int(entry["context_window"]),
+        max_output_tokens=int(entry["max_output_tokens"]),
+        input=float(entry["input"]),
+        output=float(entry["output"]),
+        cache_read=float(entry["cache_read"]),
+        cache_write=float(entry["cache_write"]),
+        known=known,
+    )
 
 
 def lookup(provider: str, model: str) -> ModelInfo:
@@ -77,8 +87,9 @@ def lookup(provider: str, model: str) -> ModelInfo:
             return _info(model, prov, table[bare], True)
     for prov in tables:
         table = data["models"].get(prov, {})
-        best = max((k for k in table if bare.startswith(k + "-") or bare.startswith(k + "@")),
-                   key=len, default=None)
+        best = max(
+            (k for k in table if bare.startswith(k + "-") or bare.startswith(k + "@")), key=len, default=None
+        )
         if best is not None:
             return _info(model, prov, table[best], True)
     defaults = data["defaults"].get(provider, data["defaults"]["openai"])

@@ -25,21 +25,28 @@ from owltui.agent.model import (
     ToolCallStart,
 )
 
-HELP = ("I'm the offline demo model, so I can only follow simple requests. Try: \"list the files\", "
-        "\"read README.md\", \"run pytest\", \"search for TODO\" or \"create notes.txt saying hello\". "
-        "For real work, set ANTHROPIC_API_KEY or OPENAI_API_KEY, or start a local Ollama server.")
+HELP = (
+    'I\'m the offline demo model, so I can only follow simple requests. Try: "list the files", '
+    '"read README.md", "run pytest", "search for TODO" or "create notes.txt saying hello". '
+    "For real work, set ANTHROPIC_API_KEY or OPENAI_API_KEY, or start a local Ollama server."
+)
 
 _FILE = r"[\w./~-]+\.[\w]+|[\w./~-]*/[\w./~-]+|README|Makefile|Dockerfile"
-_WRITE = re.compile(r"\b(?:create|write|make|save)\s+(?:a\s+)?(?:file\s+)?(?:called\s+|named\s+)?[`'\"]?"
-                    rf"(?P<path>{_FILE})[`'\"]?\s*(?:saying|with|containing|that says|:)\s*(?P<content>.+)",
-                    re.IGNORECASE | re.DOTALL)
-_READ = re.compile(rf"\b(?:read|show|open|cat|view|print|display)\b(?:\s+(?:me|the|file|contents of))*\s+"
-                   rf"[`'\"]?(?P<path>{_FILE})", re.IGNORECASE)
+_WRITE = re.compile(
+    r"\b(?:create|write|make|save)\s+(?:a\s+)?(?:file\s+)?(?:called\s+|named\s+)?[`'\"]?"
+    rf"(?P<path>{_FILE})[`'\"]?\s*(?:saying|with|containing|that says|:)\s*(?P<content>.+)",
+    re.IGNORECASE | re.DOTALL,
+)
+_READ = re.compile(
+    rf"\b(?:read|show|open|cat|view|print|display)\b(?:\s+(?:me|the|file|contents of))*\s+"
+    rf"[`'\"]?(?P<path>{_FILE})",
+    re.IGNORECASE,
+)
 _RUN = re.compile(r"\b(?:run|execute|exec)\s+(?:the\s+command\s+)?(?P<cmd>`[^`]+`|.+)", re.IGNORECASE)
-_SEARCH = re.compile(r"\b(?:search|grep|look)\s+(?:the\s+code\s+)?(?:for\s+)?[`'\"]?(?P<pat>[^`'\"\s]+)",
-                     re.IGNORECASE)
-_LIST = re.compile(r"\b(?:list|ls|show)\b.*\b(?:files?|director(?:y|ies)|folders?)\b|^\s*ls\b",
-                   re.IGNORECASE)
+_SEARCH = re.compile(
+    r"\b(?:search|grep|look)\s+(?:the\s+code\s+)?(?:for\s+)?[`'\"]?(?P<pat>[^`'\"\s]+)", re.IGNORECASE
+)
+_LIST = re.compile(r"\b(?:list|ls|show)\b.*\b(?:files?|director(?:y|ies)|folders?)\b|^\s*ls\b", re.IGNORECASE)
 _LIST_PATH = re.compile(r"\b(?:in|under|of)\s+[`'\"]?(?P<path>[\w./~-]+)", re.IGNORECASE)
 _WORDS = re.compile(r"\S+\s*|\s+")
 
@@ -75,8 +82,12 @@ def plausible_args(tool: str, text: str) -> dict[str, Any]:
     if planned and planned[0] == tool:
         return planned[1]
     defaults: dict[str, dict[str, Any]] = {
-        "ls": {}, "read": {"path": "README.md"}, "bash": {"command": "ls"}, "grep": {"pattern": "TODO"},
-        "find": {"pattern": "*.py"}, "write": {"path": "notes.txt", "content": (text or "notes") + "\n"},
+        "ls": {},
+        "read": {"path": "README.md"},
+        "bash": {"command": "ls"},
+        "grep": {"pattern": "TODO"},
+        "find": {"pattern": "*.py"},
+        "write": {"path": "notes.txt", "content": (text or "notes") + "\n"},
     }
     return defaults.get(tool, {})
 
@@ -108,8 +119,7 @@ def _summary(result: ToolResult) -> str:
             return "The file is empty."
         return f"The file has {len(lines)} non-empty lines. It begins: {head}"
     if result.name == "grep":
-        return (f"Found {len(lines)} matching lines, e.g. {lines[0].strip()}" if lines
-                else "No matches found.")
+        return f"Found {len(lines)} matching lines, e.g. {lines[0].strip()}" if lines else "No matches found."
     if result.name == "write":
         return "Done: the file is written."
     if result.name == "bash":
@@ -127,10 +137,12 @@ _STEP = re.compile(r"^(\d+)\. (.+)((?:\n   .*)*)", re.MULTILINE)
 def _playbook_step(system: str, msgs: Sequence[Item]) -> tuple[str, tuple[str, dict[str, Any]] | None]:
     """A playbook run (``step_complete`` offered): do each step's plain request, then mark it done."""
     steps_text = system.rsplit("Steps:\n", 1)[-1] if "Steps:\n" in system else ""
-    steps = [(m.group(2).strip(), m.group(3).replace("\n   ", " ").strip())
-             for m in _STEP.finditer(steps_text)]
-    done = sum(1 for m in msgs
-               if isinstance(m, ToolResult) and m.name == "step_complete" and m.status == "ok")
+    steps = [
+        (m.group(2).strip(), m.group(3).replace("\n   ", " ").strip()) for m in _STEP.finditer(steps_text)
+    ]
+    done = sum(
+        1 for m in msgs if isinstance(m, ToolResult) and m.name == "step_complete" and m.status == "ok"
+    )
     if done >= len(steps):
         return f"All {len(steps)} steps are complete.", None
     step, (title, body) = done + 1, steps[done]
@@ -175,8 +187,10 @@ class DemoModel:
         if planned is None:
             return HELP, None
         if choice == "none" or planned[0] not in available:
-            return (f"I would use the {planned[0]} tool with {json.dumps(planned[1])}, "
-                    "but tools are off for this answer."), None
+            return (
+                f"I would use the {planned[0]} tool with {json.dumps(planned[1])}, "
+                "but tools are off for this answer."
+            ), None
         return "", planned
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -195,7 +209,11 @@ class DemoModel:
             yield ToolCallDelta(index=0, arguments=json.dumps(args))
             yield ToolCallEnd(index=0)
         prompt = sum(len(getattr(m, "text", "") or getattr(m, "content", "")) for m in request.messages)
-        usage = Usage(input_tokens=(len(request.system) + prompt) // 4,
-                      output_tokens=len(words) + 8 * bool(call))
-        yield StreamDone(stop_reason="tool_use" if call else "stop", usage=usage,
-                         raw_stop_reason="tool_use" if call else "end_turn")
+        usage = Usage(
+            input_tokens=(len(request.system) + prompt) // 4, output_tokens=len(words) + 8 * bool(call)
+        )
+        yield StreamDone(
+            stop_reason="tool_use" if call else "stop",
+            usage=usage,
+            raw_stop_reason="tool_use" if call else "end_turn",
+        )

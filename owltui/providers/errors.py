@@ -97,20 +97,25 @@ def non_stream_message(provider: str, content_type: str, body: bytes, url: str, 
     text = body.decode("utf-8", "replace").strip().lstrip("\ufeff").strip()
     if text.startswith("<"):
         line = _html_line(text)[:limit]
-        return (f"{provider}: the server answered with an HTML page instead of an event stream: {line} "
-                f"(HTTP 200; check the base URL, {url})")
+        return (
+            f"{provider}: the server answered with an HTML page instead of an event stream: {line} "
+            f"(HTTP 200; check the base URL, {url})"
+        )
     value = _loads(text)
     msg = _json_error(value, limit)
     if msg is not None:
         return f"{provider}: {' '.join(msg.split())} (HTTP 200, an error body instead of an event stream)"
     if value is not None:
         shown = " ".join(text.split())[:160]
-        return (f"{provider}: the server answered with JSON instead of an event stream (HTTP 200; check "
-                f"the base URL, {url}, and that the server supports streaming): {shown}")
+        return (
+            f"{provider}: the server answered with JSON instead of an event stream (HTTP 200; check "
+            f"the base URL, {url}, and that the server supports streaming): {shown}"
+        )
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "an empty body")
     kind = content_type.split(";", 1)[0].strip() or "a body"
-    return (f"{provider}: the server answered with {kind} instead of an event stream (HTTP 200): "
-            f"{first[:limit]}")
+    return (
+        f"{provider}: the server answered with {kind} instead of an event stream (HTTP 200): {first[:limit]}"
+    )
 
 
 def http_error_message(provider: str, status: int, body: bytes, api_key_env: str | None) -> str:

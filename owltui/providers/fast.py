@@ -29,6 +29,7 @@ def loads(data: str) -> Any:
         raise ValueError(f"extra data after the JSON value at char {end}")
     return value
 
+
 _new = object.__new__
 _set = object.__setattr__
 
@@ -46,8 +47,11 @@ def text_delta(text: str) -> TextDelta:
 def thinking_delta(text: str, block: int | None) -> ThinkingDelta:
     """``ThinkingDelta(text=text, block=block)`` without validation."""
     ev = _new(ThinkingDelta)
-    _set(ev, "__dict__", {"type": "thinking", "text": text, "signature": None, "redacted": False,
-                          "block": block})
+    _set(
+        ev,
+        "__dict__",
+        {"type": "thinking", "text": text, "signature": None, "redacted": False, "block": block},
+    )
     _set(ev, "__pydantic_fields_set__", {"text", "block"})
     _set(ev, "__pydantic_extra__", None)
     _set(ev, "__pydantic_private__", None)

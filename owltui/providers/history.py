@@ -13,8 +13,13 @@ from dataclasses import dataclass, field
 
 from owltui.agent.messages import AssistantMessage, Item, ToolResult, UserMessage
 
-LANE_PREFIX = {"steer": "[steering]", "aside": "[aside]", "follow_up": "[follow-up]",
-               "reminder": "[reminder]", "notice": "[notice]"}
+LANE_PREFIX = {
+    "steer": "[steering]",
+    "aside": "[aside]",
+    "follow_up": "[follow-up]",
+    "reminder": "[reminder]",
+    "notice": "[notice]",
+}
 MISSING_RESULT = "No result: the call did not run."
 
 
@@ -45,8 +50,9 @@ def _close(out: list[Turn], pending: dict[str, str]) -> None:
     turn = out[-1]
     assert isinstance(turn, UserTurn)
     for call_id, name in pending.items():
-        turn.results.append(ToolResult(call_id=call_id, name=name, content=MISSING_RESULT, is_error=True,
-                                       status="skipped"))
+        turn.results.append(
+            ToolResult(call_id=call_id, name=name, content=MISSING_RESULT, is_error=True, status="skipped")
+        )
     pending.clear()
 
 

@@ -26,21 +26,26 @@ from owltui.agent.model import (
     ToolChoice,
     ToolSpec,
 )
-
-from .base import HTTPModel
-from .errors import bad_event_message
-from .fast import loads, text_delta, thinking_delta
-from .history import Turn, UserTurn, turns
-from .table import PROVIDERS
-from .wirecache import MIXED, SameList, Slots, TurnWire, commas
-from .wirecache import key as wire_key
-from .wirejson import encode, loose, piece
+from owltui.providers.base import HTTPModel
+from owltui.providers.errors import bad_event_message
+from owltui.providers.fast import loads, text_delta, thinking_delta
+from owltui.providers.history import Turn, UserTurn, turns
+from owltui.providers.table import PROVIDERS
+from owltui.providers.wirecache import MIXED, SameList, Slots, TurnWire, commas
+from owltui.providers.wirecache import key as wire_key
+from owltui.providers.wirejson import encode, loose, piece
 
 DEFAULT_BASE_URL = PROVIDERS["openai"].default_base_url or ""
 STOP_REASONS: dict[str, StopReason] = {
-    "stop": "stop", "end_turn": "stop", "eos": "stop", "content_filter": "stop",
-    "tool_calls": "tool_use", "function_call": "tool_use", "tool_use": "tool_use",
-    "length": "length", "max_tokens": "length",
+    "stop": "stop",
+    "end_turn": "stop",
+    "eos": "stop",
+    "content_filter": "stop",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "tool_use": "tool_use",
+    "length": "length",
+    "max_tokens": "length",
 }
 _RETRYABLE_CODES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _NONE: list[StreamEvent] = []
@@ -56,18 +61,22 @@ def tool_choice_wire(choice: ToolChoice) -> str | dict[str, Any]:
 
 
 def tools_wire(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
-    return [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                              "parameters": t.parameters}}
-            for t in sorted(tools, key=lambda t: t.name)]
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+        }
+        for t in sorted(tools, key=lambda t: t.name)
+    ]
 
 
 def _assistant(msg: AssistantMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"role": "assistant", "content": msg.text or None}
     if msg.tool_calls:
-        out["tool_calls"] = [{"id": c.id, "type": "function",
-                              "function": {"name": c.name,
-                                           "arguments": loose(c.arguments)}}
-                             for c in msg.tool_calls]
+        out["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": loose(c.arguments)}}
+            for c in msg.tool_calls
+        ]
     elif not msg.text:
         out["content"] = ""
     return out
@@ -183,8 +192,19 @@ class OpenAIParser:
     makes one event, not 300. What is held back always comes out before anything that followed it.
     """
 
-    __slots__ = ("by_pid", "by_pindex", "calls", "current", "finish", "has_content", "kind", "parts",
-                 "terminal", "usage", "used_ids")
+    __slots__ = (
+        "by_pid",
+        "by_pindex",
+        "calls",
+        "current",
+        "finish",
+        "has_content",
+        "kind",
+        "parts",
+        "terminal",
+        "usage",
+        "used_ids",
+    )
 
     def __init__(self) -> None:
         self.terminal: StreamDone | StreamError | None = None
@@ -240,8 +260,11 @@ class OpenAIParser:
                     self.finish = finish
                 if delta:
                     content = delta.get("content")
-                    if (content and type(content) is str
-                            and (len(delta) == 1 or (len(delta) == 2 and "role" in delta))):  # hot path
+                    if (
+                        content
+                        and type(content) is str
+                        and (len(delta) == 1 or (len(delta) == 2 and "role" in delta))
+                    ):  # hot path
                         self.has_content = True
                         if self.kind == _TEXT:
                             self.parts.append(content)
@@ -359,16 +382,20 @@ class OpenAIParser:
         cached = int(details.get("cached_tokens") or 0)
         written = int(details.get("cache_write_tokens") or 0)
         prompt = int(u.get("prompt_tokens") or 0)
-        return Usage(input_tokens=prompt,  # as the server counts it: cached tokens included
-                     output_tokens=int(u.get("completion_tokens") or 0),
-                     cache_read_tokens=cached, cache_write_tokens=written)
+        return Usage(
+            input_tokens=prompt,  # as the server counts it: cached tokens included
+            output_tokens=int(u.get("completion_tokens") or 0),
+            cache_read_tokens=cached,
+            cache_write_tokens=written,
+        )
 
     def end(self) -> list[StreamEvent]:
         if self.terminal is not None:
             return self.flush()
         if self.finish is None:
-            self.terminal = StreamError(message="openai: the stream ended before the response was complete",
-                                        retryable=True)
+            self.terminal = StreamError(
+                message="openai: the stream ended before the response was complete", retryable=True
+            )
             return self.flush()
         return self._finish()
 
@@ -379,8 +406,9 @@ class OpenAICompatModel(HTTPModel):
     provider = "openai"
     api_key_env = "OPENAI_API_KEY"
 
-    def __init__(self, model: str, *, api_key: str | None = None, base_url: str = DEFAULT_BASE_URL,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, model: str, *, api_key: str | None = None, base_url: str = DEFAULT_BASE_URL, **kwargs: Any
+    ) -> None:
         super().__init__(model, api_key=api_key, base_url=base_url, **kwargs)
         self._reset_wire()
 
@@ -397,8 +425,11 @@ class OpenAICompatModel(HTTPModel):
 
     def _head(self, request: ModelRequest) -> dict[str, Any]:
         """The body's keys before the tools."""
-        body: dict[str, Any] = {"model": self.model, "stream": True,
-                                "stream_options": {"include_usage": True}}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
         limit = request.max_output_tokens or self.max_output_tokens
         if limit:
             key = "max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from owltui.agent.model import Model
-
-from .errors import ProviderConfigError
-from .table import NAMES as PROVIDERS
-from .table import PROVIDERS as TABLE
-from .table import ProviderName
+from owltui.providers.errors import ProviderConfigError
+from owltui.providers.table import NAMES as PROVIDERS
+from owltui.providers.table import PROVIDERS as TABLE
+from owltui.providers.table import ProviderName
 
 DEFAULT_MODELS: dict[ProviderName, str] = {name: info.default_model for name, info in TABLE.items()}
 KEY_ENV: dict[ProviderName, str] = {n: i.key_env for n, i in TABLE.items() if i.key_env}
@@ -78,13 +77,20 @@ def _check(provider: str | None, what: str) -> ProviderName | None:
     if provider is None or provider == "":
         return None
     if provider not in PROVIDERS:
-        raise ProviderConfigError(f"Unknown provider {provider!r} from {what}: "
-                                  f"use one of {', '.join(PROVIDERS)}.")
+        raise ProviderConfigError(
+            f"Unknown provider {provider!r} from {what}: use one of {', '.join(PROVIDERS)}."
+        )
     return provider
 
 
-def _explicit(provider: ProviderName, model: str | None, base_url: str | None, env: Mapping[str, str],
-              source: str, probe: Probe | None) -> ResolvedProvider:
+def _explicit(
+    provider: ProviderName,
+    model: str | None,
+    base_url: str | None,
+    env: Mapping[str, str],
+    source: str,
+    probe: Probe | None,
+) -> ResolvedProvider:
     if provider == "demo":
         return ResolvedProvider("demo", model or "demo", None, None, source)
     base = base_url or env.get(BASE_ENV[provider]) or None
@@ -95,8 +101,10 @@ def _explicit(provider: ProviderName, model: str | None, base_url: str | None, e
     if key is None:
         official = base is None or "api.openai.com" in base or "api.anthropic.com" in base
         if provider == "anthropic" or official:
-            raise ProviderConfigError(f"{provider}: no API key: set {KEY_ENV[provider]} "
-                                      f"(or choose another provider with --provider).")
+            raise ProviderConfigError(
+                f"{provider}: no API key: set {KEY_ENV[provider]} "
+                f"(or choose another provider with --provider)."
+            )
     if model is None:
         if provider == "openai" and base is not None and "api.openai.com" not in base and probe is not None:
             served = probe(base)
@@ -122,13 +130,21 @@ def _refuse_foreign_host(provider: ProviderName, base: str) -> None:
         if other != provider and info.default_base_url and host == _host(info.default_base_url):
             raise ProviderConfigError(
                 f"{provider}: the base URL {host} belongs to {other}; not sending {KEY_ENV[provider]} "
-                f"there (use --provider {other}).")
+                f"there (use --provider {other})."
+            )
 
 
-def resolve_provider(provider: str | None = None, model: str | None = None, base_url: str | None = None,
-                     config_provider: str | None = None, config_model: str | None = None,
-                     env: Mapping[str, str] | None = None, *, config_base_url: str | None = None,
-                     probe: Probe | None = probe_openai_compatible) -> ResolvedProvider:
+def resolve_provider(
+    provider: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    config_provider: str | None = None,
+    config_model: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    config_base_url: str | None = None,
+    probe: Probe | None = probe_openai_compatible,
+) -> ResolvedProvider:
     """Pick the provider; raises ``ProviderConfigError`` (one sentence) when it cannot be used.
 
     ``probe=None`` skips looking for a local server (tests, or when the user wants no network).
@@ -168,31 +184,37 @@ def resolve_provider(provider: str | None = None, model: str | None = None, base
 
 def _unservable(model: str) -> ProviderConfigError:
     """A model was asked for and nothing can serve it: never fall back to the demo silently."""
-    from .catalog import lookup
+    from owltui.providers.catalog import lookup
 
     info = lookup("openai", model)
     entry = TABLE[info.provider] if info.known and info.provider in TABLE else None
     if entry is not None and entry.key_env:
-        return ProviderConfigError(f"model {model!r} needs the {entry.name} provider: no API key: set "
-                                   f"{entry.key_env} (or choose another provider with --provider).")
+        return ProviderConfigError(
+            f"model {model!r} needs the {entry.name} provider: no API key: set "
+            f"{entry.key_env} (or choose another provider with --provider)."
+        )
     keys = " or ".join(i.key_env for i in TABLE.values() if i.key_env)
-    return ProviderConfigError(f"model {model!r}: no provider can serve it: set {keys}, or pass "
-                               f"--base-url for an OpenAI-compatible server (no local server answered).")
+    return ProviderConfigError(
+        f"model {model!r}: no provider can serve it: set {keys}, or pass "
+        f"--base-url for an OpenAI-compatible server (no local server answered)."
+    )
 
 
 def make_model(resolved: ResolvedProvider, **opts: Any) -> Model:
     """The ``Model`` for a resolution. ``opts`` go to the model class (e.g. ``retry``, ``idle_timeout``,
     ``client``, ``max_output_tokens``; ``delay`` for the demo model)."""
     if resolved.provider == "demo":
-        from .demo import DemoModel
+        from owltui.providers.demo import DemoModel
 
         return DemoModel(**opts)
     if resolved.provider == "anthropic":
-        from .anthropic import AnthropicModel
+        from owltui.providers.anthropic import AnthropicModel
 
-        return AnthropicModel(resolved.model, api_key=resolved.api_key,
-                              base_url=resolved.base_url or ANTHROPIC_BASE_URL, **opts)
-    from .openai_compat import OpenAICompatModel
+        return AnthropicModel(
+            resolved.model, api_key=resolved.api_key, base_url=resolved.base_url or ANTHROPIC_BASE_URL, **opts
+        )
+    from owltui.providers.openai_compat import OpenAICompatModel
 
-    return OpenAICompatModel(resolved.model, api_key=resolved.api_key,
-                             base_url=resolved.base_url or OPENAI_BASE_URL, **opts)
+    return OpenAICompatModel(
+        resolved.model, api_key=resolved.api_key, base_url=resolved.base_url or OPENAI_BASE_URL, **opts
+    )

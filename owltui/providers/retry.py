@@ -7,7 +7,7 @@ import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
-from .errors import header_retry_delay
+from owltui.providers.errors import header_retry_delay
 
 
 @dataclass(slots=True)

@@ -24,11 +24,22 @@ class ProviderInfo:
 
 
 PROVIDERS: dict[ProviderName, ProviderInfo] = {
-    "anthropic": ProviderInfo("anthropic", "claude-sonnet-4-5", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-                              "https://api.anthropic.com", "Anthropic Messages API (base URL without /v1)"),
-    "openai": ProviderInfo("openai", "gpt-4.1", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-                           "https://api.openai.com/v1",
-                           "any OpenAI-compatible Chat Completions server (base URL with /v1)"),
+    "anthropic": ProviderInfo(
+        "anthropic",
+        "claude-sonnet-4-5",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "https://api.anthropic.com",
+        "Anthropic Messages API (base URL without /v1)",
+    ),
+    "openai": ProviderInfo(
+        "openai",
+        "gpt-4.1",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "https://api.openai.com/v1",
+        "any OpenAI-compatible Chat Completions server (base URL with /v1)",
+    ),
     "demo": ProviderInfo("demo", "demo", help="the built-in offline demo model"),
 }
 NAMES: tuple[ProviderName, ...] = get_args(ProviderName)

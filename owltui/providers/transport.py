@@ -221,8 +221,7 @@ class _Connection(asyncio.Protocol):
 
     def usable(self) -> bool:
         transport = self.transport
-        return (not self.eof and self.error is None and transport is not None
-                and not transport.is_closing())
+        return not self.eof and self.error is None and transport is not None and not transport.is_closing()
 
     def close(self) -> None:
         if self.transport is not None:
@@ -318,7 +317,8 @@ class LeanTransport(httpx.AsyncBaseTransport):
             kwargs = {"ssl": self._ssl_context(), "server_hostname": host}
         try:
             _, conn = await asyncio.wait_for(
-                loop.create_connection(lambda: _Connection(loop, key), host, port, **kwargs), limit)
+                loop.create_connection(lambda: _Connection(loop, key), host, port, **kwargs), limit
+            )
         except TimeoutError:
             raise httpx.ConnectTimeout(f"could not connect to {host}:{port} within {limit:g} s") from None
         except (OSError, ssl.SSLError) as exc:
@@ -368,8 +368,9 @@ class LeanTransport(httpx.AsyncBaseTransport):
                     raise
                 # a kept-alive connection the server had closed: once more, on another
 
-    async def _exchange(self, conn: _Connection, data: bytes,
-                        timeouts: dict[str, float | None]) -> httpx.Response:
+    async def _exchange(
+        self, conn: _Connection, data: bytes, timeouts: dict[str, float | None]
+    ) -> httpx.Response:
         read_timeout = timeouts.get("read")
         try:
             conn.start()
@@ -381,8 +382,12 @@ class LeanTransport(httpx.AsyncBaseTransport):
             conn.parser = None
             conn.close()
             raise
-        return httpx.Response(conn.status, headers=conn.headers, stream=_Body(self, conn, read_timeout),
-                              extensions={"http_version": b"HTTP/1.1", "reason_phrase": conn.reason})
+        return httpx.Response(
+            conn.status,
+            headers=conn.headers,
+            stream=_Body(self, conn, read_timeout),
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": conn.reason},
+        )
 
     def linger(self, conn: _Connection) -> None:
         """A response its reader stopped reading before its end (a model stream ends with its last
@@ -464,8 +469,14 @@ class _Body(httpx.AsyncByteStream):
             self.owner.release(conn)
             return
         task = asyncio.current_task()
-        if (conn.error is None and conn.head_done and not conn.eof and not self.owner._closed
-                and task is not None and not task.cancelling()):
+        if (
+            conn.error is None
+            and conn.head_done
+            and not conn.eof
+            and not self.owner._closed
+            and task is not None
+            and not task.cancelling()
+        ):
             self.owner.linger(conn)  # not cancelled: the rest may still come, in the background
             return
         conn.parser = None

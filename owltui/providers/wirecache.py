@@ -24,9 +24,8 @@ from operator import is_
 from typing import Any
 
 from owltui.agent.messages import AssistantMessage, Item, ToolResult
-
-from .history import MISSING_RESULT, Turn, UserTurn, lane_text
-from .wirejson import CAREFUL, DEEP, encode
+from owltui.providers.history import MISSING_RESULT, Turn, UserTurn, lane_text
+from owltui.providers.wirejson import CAREFUL, DEEP, encode
 
 MIXED = CAREFUL | DEEP
 """Flags of a body whose pieces do not join to the whole encoding (see ``wirejson.piece``)."""
@@ -156,8 +155,10 @@ class TurnStream:
 
 
 def _missing(pending: dict[str, str]) -> list[ToolResult]:
-    return [ToolResult(call_id=call_id, name=name, content=MISSING_RESULT, is_error=True, status="skipped")
-            for call_id, name in pending.items()]
+    return [
+        ToolResult(call_id=call_id, name=name, content=MISSING_RESULT, is_error=True, status="skipped")
+        for call_id, name in pending.items()
+    ]
 
 
 class TurnWire:

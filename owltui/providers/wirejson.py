@@ -123,7 +123,6 @@ def text_safe(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-
 def _careful(obj: Any, depth: int = 0) -> str:
     try:
         return json.dumps(clean(obj, depth), ensure_ascii=False, separators=(",", ":"), allow_nan=False)

@@ -74,8 +74,9 @@ class Pending:
 
 
 class ApprovalBroker:
-    def __init__(self, emitter: Emitter, *, gate: PauseGate | None = None,
-                 reviewer: Reviewer | None = None) -> None:
+    def __init__(
+        self, emitter: Emitter, *, gate: PauseGate | None = None, reviewer: Reviewer | None = None
+    ) -> None:
         self.emitter = emitter
         self.gate = gate if gate is not None else GATE
         self.reviewer = reviewer
@@ -110,8 +111,12 @@ class ApprovalBroker:
     async def ask(self, call: Any, reason: str = "", *_args: Any, **_kwargs: Any) -> Decision:
         """Ask about a tool call (anything with ``id``, ``name``, ``arguments``); wait for the answer.
         The policy calls this right after its own review, so the review kept here is the same."""
-        p = Pending(call_id=call.id, name=call.name, arguments=dict(call.arguments),
-                    reason=reason if isinstance(reason, str) else "")
+        p = Pending(
+            call_id=call.id,
+            name=call.name,
+            arguments=dict(call.arguments),
+            reason=reason if isinstance(reason, str) else "",
+        )
         p.review = self._review(call, p)
         self._pending[p.call_id] = p
         self._notify("asked", p)
@@ -123,8 +128,9 @@ class ApprovalBroker:
                 self._notify("withdrawn", p)
         assert p.decision is not None
         if p.rerun and p.decision != "deny" and self.gate.paused:
-            await self.gate.wait_until_resumed(None, f"{p.name} {p.call_id}",
-                                               "its re-run outside the sandbox")
+            await self.gate.wait_until_resumed(
+                None, f"{p.name} {p.call_id}", "its re-run outside the sandbox"
+            )
         return p.decision
 
     def answer(self, call_id: str, decision: str) -> bool:

@@ -16,28 +16,27 @@ from owltui.agent.inbox import Inbox
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE
 from owltui.agent.requirement import RequirementSlot
-
-from .approvals import ApprovalBroker
-from .config import Config, ConfigError, load_config
-from .redact import RedactingEmitter, RedactingResultStore, Redactor
-from .rewind import STORE_NAME, Checkpointing
-from .runtime import Options, Runtime, Warn, context_window, resolve_model
-from .sessions import find_session, latest_session
-from .store import SessionStore
+from owltui.session.approvals import ApprovalBroker
+from owltui.session.config import Config, ConfigError, load_config
+from owltui.session.redact import RedactingEmitter, RedactingResultStore, Redactor
+from owltui.session.rewind import STORE_NAME, Checkpointing
+from owltui.session.runtime import Options, Runtime, Warn, context_window, resolve_model
+from owltui.session.sessions import find_session, latest_session
+from owltui.session.store import SessionStore
 
 if TYPE_CHECKING:
+    from owltui.session.sources import ToolSource
     from owltui.tools.mcp import McpSource
-
-    from .sources import ToolSource
 
 
 def _stderr_warn(text: str) -> None:
     print(f"owltui: warning: {text}", file=sys.stderr)
 
 
-def _open_store(options: Options, env: Mapping[str, str], label: str, redactor: Redactor,
-                warn: Warn) -> SessionStore | None:
-    from .paths import sessions_dir, sessions_root
+def _open_store(
+    options: Options, env: Mapping[str, str], label: str, redactor: Redactor, warn: Warn
+) -> SessionStore | None:
+    from owltui.session.paths import sessions_dir, sessions_root
 
     workspace = options.workspace
     if options.no_session:
@@ -70,15 +69,22 @@ def _rerun_asker(approvals: ApprovalBroker) -> Callable[[str, str, str], Awaitab
     async def ask(call_id: str, command: str, reason: str) -> bool:
         from types import SimpleNamespace
 
-        call = SimpleNamespace(id=call_id, name="bash",
-                               arguments={"command": command, "sandbox": "off", "reason": reason})
+        call = SimpleNamespace(
+            id=call_id, name="bash", arguments={"command": command, "sandbox": "off", "reason": reason}
+        )
         return await approvals.ask(call) in ("allow", "always")
 
     return ask
 
 
-def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[str, str] | None = None,
-                  warn: Warn | None = None, tools: list[Any] | None = None) -> Runtime:
+def build_runtime(
+    options: Options,
+    *,
+    model: Model | None = None,
+    env: Mapping[str, str] | None = None,
+    warn: Warn | None = None,
+    tools: list[Any] | None = None,
+) -> Runtime:
     """Everything wired; raises ConfigError / ProviderConfigError / SessionError with one clear sentence.
 
     The composition root: configuration, provider, session, then the runtime itself, then what hangs
@@ -88,27 +94,31 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     from owltui.features.chat import chat_config
     from owltui.features.compaction import compact_for_loop
     from owltui.features.instructions import instructions_text
+    from owltui.session.paths import config_dir, data_dir
+    from owltui.session.sources import StaticSource, builtin_source, collect_tools, task_source
     from owltui.tools.freeze import Freezer
     from owltui.tools.jobs import JobManager
     from owltui.tools.permissions import PermissionPolicy
     from owltui.tools.sandbox import SandboxPolicy
 
-    from .paths import config_dir, data_dir
-    from .sources import StaticSource, builtin_source, collect_tools, task_source
-
     env = dict(os.environ if env is None else env)
     redactor = Redactor.from_env(env, [options.base_url])
     warn = _scrubbed(warn or _stderr_warn, redactor)
-    overrides: dict[str, Any] = {"max_rounds": options.max_rounds, "permission_mode": options.permission_mode,
-                                 "sandbox": options.sandbox, "context_window": options.context_window}
+    overrides: dict[str, Any] = {
+        "max_rounds": options.max_rounds,
+        "permission_mode": options.permission_mode,
+        "sandbox": options.sandbox,
+        "context_window": options.context_window,
+    }
     config = load_config(env, overrides)
     if options.yes and config.permission_mode != "read-only":  # --yes never widens read-only
         config.permission_mode = "yolo"
     workspace = options.workspace.resolve()
     options.workspace = workspace
     if model is None:
-        model, label = resolve_model(config, env, provider=options.provider, model=options.model,
-                                     base_url=options.base_url)
+        model, label = resolve_model(
+            config, env, provider=options.provider, model=options.model, base_url=options.base_url
+        )
     else:
         label = model.name
     key, url = getattr(model, "api_key", None), getattr(model, "base_url", None)
@@ -116,43 +126,75 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     redactor.add_urls(config.base_url, url if isinstance(url, str) else None)
     store = _open_store(options, env, label, redactor, warn)
     history: History = store if store is not None else MemoryHistory()
-    results = RedactingResultStore(redactor, store.path.with_suffix("") / "results" if store is not None
-                                   else None)
-    sandbox = SandboxPolicy(config.sandbox, workspace, writable=config.sandbox_writable,
-                            network=config.sandbox_network, env_keep=config.env_keep,
-                            protected=[config_dir(env), data_dir(env)])
+    results = RedactingResultStore(
+        redactor, store.path.with_suffix("") / "results" if store is not None else None
+    )
+    sandbox = SandboxPolicy(
+        config.sandbox,
+        workspace,
+        writable=config.sandbox_writable,
+        network=config.sandbox_network,
+        env_keep=config.env_keep,
+        protected=[config_dir(env), data_dir(env)],
+    )
     for note in sandbox.startup_notes():
         warn(note)
 
     emitter = RedactingEmitter(redactor)  # JSONL, RPC and the UI see scrubbed events
     approvals = ApprovalBroker(emitter)
-    permissions = PermissionPolicy(workspace, config.permission_mode,
-                                   approvals.ask if options.interactive else None,
-                                   sandbox_enforced=lambda: sandbox.enforced, sandbox_off=not sandbox.active,
-                                   config_dir=config_dir(env))
+    permissions = PermissionPolicy(
+        workspace,
+        config.permission_mode,
+        approvals.ask if options.interactive else None,
+        sandbox_enforced=lambda: sandbox.enforced,
+        sandbox_off=not sandbox.active,
+        config_dir=config_dir(env),
+    )
     # the emitter: subagents report through it; sandbox and redactor: the processes tools start;
     # permissions: subagents run under it; read_filter: read/grep/find leave denied files out
-    services: dict[str, Any] = {"emitter": emitter, "sandbox": sandbox, "redactor": redactor,
-                                "permissions": permissions, "read_filter": permissions.read_denied}
+    services: dict[str, Any] = {
+        "emitter": emitter,
+        "sandbox": sandbox,
+        "redactor": redactor,
+        "permissions": permissions,
+        "read_filter": permissions.read_denied,
+    }
     if options.interactive:
         services["sandbox_rerun"] = _rerun_asker(approvals)
     notes = instructions_text(workspace, config_dir(env))
-    loop_config = chat_config(model, [], workspace=workspace, permission=permissions.check,
-                              results=results, services=services, max_rounds=config.max_rounds,
-                              steering=config.steering, project_notes=notes)
+    loop_config = chat_config(
+        model,
+        [],
+        workspace=workspace,
+        permission=permissions.check,
+        results=results,
+        services=services,
+        max_rounds=config.max_rounds,
+        steering=config.steering,
+        project_notes=notes,
+    )
     # automatic compaction near the window (owltui.agent.context), written by the compaction feature
     loop_config.context_window = context_window(config, model)
     loop_config.compactor = compact_for_loop
     loop_config.compaction_confirm = config.compaction_confirm
     loop_config.follow_up_mode = config.follow_up_mode
-    agent = Agent(loop_config, history, inbox=Inbox(), emitter=emitter, gate=GATE,
-                  requirement=RequirementSlot())
+    agent = Agent(
+        loop_config, history, inbox=Inbox(), emitter=emitter, gate=GATE, requirement=RequirementSlot()
+    )
     if store is not None:
         if store.model != label and store.items():
             store.record_model(label)
         store.attach(agent.inbox)
-    runtime = Runtime(agent=agent, config=config, options=options, model_label=label, store=store,
-                      approvals=approvals, permissions=permissions, env=env)
+    runtime = Runtime(
+        agent=agent,
+        config=config,
+        options=options,
+        model_label=label,
+        store=store,
+        approvals=approvals,
+        permissions=permissions,
+        env=env,
+    )
     runtime.sandbox = sandbox
     runtime.jobs = services["jobs"] = JobManager(on_event=runtime.on_job, sandbox=sandbox, scrubber=redactor)
     runtime.freezer = services["freezer"] = Freezer(GATE, runtime.jobs, enabled=config.pause_freeze)
@@ -160,8 +202,10 @@ def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[
     runtime.checkpoints = _checkpointing(agent, config, options, store, redactor, env, warn)
     if tools is None:
         builtin = builtin_source()
-        sources: list[ToolSource] = [builtin, task_source(lambda: runtime.agent.config.model,
-                                                          builtin.tools(), workspace)]
+        sources: list[ToolSource] = [
+            builtin,
+            task_source(lambda: runtime.agent.config.model, builtin.tools(), workspace),
+        ]
         runtime.mcp = _mcp_source(config, options, env, warn)
         if runtime.mcp is not None:
             sources.append(runtime.mcp)
@@ -182,13 +226,14 @@ def _mcp_source(config: Config, options: Options, env: Mapping[str, str], warn: 
     from pydantic import ValidationError
 
     from owltui.tools.mcp import McpConfigError, McpSettings, mcp_source
+
     try:
         settings = McpSettings.model_validate(config.mcp)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"[mcp] in the config file: {where}: {first['msg']}.") from None
-    from .paths import data_dir
+    from owltui.session.paths import data_dir
 
     try:
         return mcp_source(workspace, settings, options.mcp_config, env, warn, data_dir(env))
@@ -196,16 +241,30 @@ def _mcp_source(config: Config, options: Options, env: Mapping[str, str], warn: 
         raise ConfigError(str(exc)) from None
 
 
-def _checkpointing(agent: Agent, config: Config, options: Options, store: SessionStore | None,
-                   redactor: Redactor, env: Mapping[str, str], warn: Warn) -> Checkpointing | None:
+def _checkpointing(
+    agent: Agent,
+    config: Config,
+    options: Options,
+    store: SessionStore | None,
+    redactor: Redactor,
+    env: Mapping[str, str],
+    warn: Warn,
+) -> Checkpointing | None:
     """Checkpoints before each user turn (config ``checkpoints``): kept in the session directory, or
     a temporary one with ``--no-session`` (none in print mode then: nothing could rewind them).
     Nothing runs git here: the store is made and warmed in a worker thread once the runtime starts."""
     if not config.checkpoints or (store is None and not options.interactive):
         return None
     directory = store.path.with_suffix("") / STORE_NAME if store is not None else None
-    cps = Checkpointing(agent, options.workspace, directory, max_file_bytes=config.checkpoint_max_file_bytes,
-                        scrub=redactor.scrub, env=env, warn=warn)
+    cps = Checkpointing(
+        agent,
+        options.workspace,
+        directory,
+        max_file_bytes=config.checkpoint_max_file_bytes,
+        scrub=redactor.scrub,
+        env=env,
+        warn=warn,
+    )
     agent.config.before_user_turn = cps.before_turn
     agent.config.permission = cps.guard(agent.config.permission)  # no tool before the snapshot
     return cps

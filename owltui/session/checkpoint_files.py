@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checkpoint_git import RESTORE_INDEX, ShadowGit, split_z, z
-from .checkpoint_records import Checkpoint, CheckpointError, Skipped
+from owltui.session.checkpoint_git import RESTORE_INDEX, ShadowGit, split_z, z
+from owltui.session.checkpoint_records import Checkpoint, CheckpointError, Skipped
 
 GITLINK = "160000"
 _NULL_MODE = "000000"
@@ -77,17 +77,30 @@ def snapshot(g: ShadowGit, max_file_bytes: int, max_files: int, nested_cleared: 
             if tag == "C":
                 tracked_large.append(path)
     if new_files > max_files:
-        raise CheckpointError(f"Checkpoints are off for {g.workspace}: it has {new_files} files to "
-                              f"record, more than the limit of {max_files}; ignore rules "
-                              "(.gitignore) can leave the bulk out.")
+        raise CheckpointError(
+            f"Checkpoints are off for {g.workspace}: it has {new_files} files to "
+            f"record, more than the limit of {max_files}; ignore rules "
+            "(.gitignore) can leave the bulk out."
+        )
     if any(path not in excluded for _, path in entries):
         pathspecs = [".", *(f":(exclude,literal){p}" for p in sorted(excluded))]
         g.run(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], input=z(pathspecs))
     stale = tracked_large + [p for p in nested if p not in nested_cleared]
     if stale:
         specs = z(f":(literal){p}" for p in stale)
-        g.run(["rm", "-r", "--cached", "--force", "--quiet", "--ignore-unmatch",
-               "--pathspec-from-file=-", "--pathspec-file-nul"], input=specs)
+        g.run(
+            [
+                "rm",
+                "-r",
+                "--cached",
+                "--force",
+                "--quiet",
+                "--ignore-unmatch",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ],
+            input=specs,
+        )
         nested_cleared.update(nested)
     skipped.sort(key=lambda s: s.path)
     return Snapshot(write_tree(g), skipped)
@@ -135,8 +148,7 @@ def plan(g: ShadowGit, cp: Checkpoint, now: str) -> tuple[list[str], list[str]]:
     for change in changes(g, cp.tree, now):
         if not change.added:
             writes.append(change.path)
-        elif not any(change.path == p or (p.endswith("/") and change.path.startswith(p))
-                     for p in left_out):
+        elif not any(change.path == p or (p.endswith("/") and change.path.startswith(p)) for p in left_out):
             deletes.append(change.path)
     return writes, deletes
 
@@ -147,8 +159,9 @@ def ignored(g: ShadowGit, paths: Sequence[str]) -> list[str]:
         return []
     proc = g.run(["check-ignore", "-z", "--no-index", "--stdin"], input=z(paths), check=False)
     if proc.returncode not in (0, 1):
-        raise CheckpointError("Checkpoint git check-ignore failed: "
-                              + proc.stderr.decode("utf-8", "replace").strip())
+        raise CheckpointError(
+            "Checkpoint git check-ignore failed: " + proc.stderr.decode("utf-8", "replace").strip()
+        )
     return split_z(proc.stdout)
 
 
@@ -181,8 +194,9 @@ def delete(workspace: Path, paths: Sequence[str]) -> set[str]:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            raise CheckpointError(f"Cannot delete {rel} while restoring a checkpoint: "
-                                  f"{(exc.strerror or str(exc)).lower()}.") from None
+            raise CheckpointError(
+                f"Cannot delete {rel} while restoring a checkpoint: {(exc.strerror or str(exc)).lower()}."
+            ) from None
         done.add(rel)
         parents.add(target.parent)
     for directory in sorted(parents, key=lambda p: len(p.parts), reverse=True):

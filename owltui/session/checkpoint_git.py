@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .checkpoint_records import CheckpointError
+from owltui.session.checkpoint_records import CheckpointError
 
 INDEX_FILE = "owltui-index"
 RESTORE_INDEX = "owltui-restore-index"
@@ -68,7 +68,7 @@ def _gitfile_target(dotgit: Path) -> Path | None:
         return None
     for line in text.splitlines():
         if line.startswith("gitdir:"):
-            target = Path(line[len("gitdir:"):].strip())
+            target = Path(line[len("gitdir:") :].strip())
             return target if target.is_absolute() else (dotgit.parent / target)
     return None
 
@@ -163,23 +163,33 @@ class ShadowGit:
             self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             if fresh:
                 env = {k: v for k, v in self.env.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
-                self.run(["init", "--quiet", "--bare", "--template=", str(self.directory)], env=env,
-                         cwd=self.directory)
+                self.run(
+                    ["init", "--quiet", "--bare", "--template=", str(self.directory)],
+                    env=env,
+                    cwd=self.directory,
+                )
             for sub in ("info", "no-hooks", "home"):
                 (self.directory / sub).mkdir(exist_ok=True, mode=0o700)
-            sections: dict[str, list[str]] = {"core": ["repositoryformatversion = 0",
-                                                       "logallrefupdates = false",
-                                                       f"hooksPath = {self._hooks}"]}
+            sections: dict[str, list[str]] = {
+                "core": [
+                    "repositoryformatversion = 0",
+                    "logallrefupdates = false",
+                    f"hooksPath = {self._hooks}",
+                ]
+            }
             for key, value in SAFE_CONFIG:
                 section, name = key.split(".", 1)
                 sections.setdefault(section, []).append(f"{name} = {value}")
-            text = "".join(f"[{section}]\n" + "".join(f"\t{line}\n" for line in lines)
-                           for section, lines in sections.items())
+            text = "".join(
+                f"[{section}]\n" + "".join(f"\t{line}\n" for line in lines)
+                for section, lines in sections.items()
+            )
             self._write_if_changed(self.directory / "config", text)
             self._write_if_changed(self.directory / "info" / "attributes", ATTRIBUTES)
         except OSError as exc:
-            raise CheckpointError(f"Cannot keep checkpoints in {self.directory}: "
-                                  f"{(exc.strerror or str(exc)).lower()}.") from None
+            raise CheckpointError(
+                f"Cannot keep checkpoints in {self.directory}: {(exc.strerror or str(exc)).lower()}."
+            ) from None
 
     @staticmethod
     def _write_if_changed(path: Path, text: str) -> None:
@@ -200,19 +210,34 @@ class ShadowGit:
         text += _user_excludes(self.user_gitdir, self.source_env)
         self._write_if_changed(self.directory / "info" / "exclude", text + "\n")
 
-    def run(self, args: Sequence[str], *, env: dict[str, str] | None = None, input: bytes | None = None,
-            cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    def run(
+        self,
+        args: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        input: bytes | None = None,
+        cwd: Path | None = None,
+        check: bool = True,
+    ) -> subprocess.CompletedProcess[bytes]:
         """Run git on the store; CheckpointError when it cannot start or (with ``check``) fails."""
         try:
-            proc = subprocess.run([self.exe, *self._config_args, *args], cwd=cwd or self.workspace,
-                                  env=env or self.env, input=input, capture_output=True,
-                                  stdin=None if input is not None else subprocess.DEVNULL)
+            proc = subprocess.run(
+                [self.exe, *self._config_args, *args],
+                cwd=cwd or self.workspace,
+                env=env or self.env,
+                input=input,
+                capture_output=True,
+                stdin=None if input is not None else subprocess.DEVNULL,
+            )
         except OSError as exc:
             raise CheckpointError(f"Cannot run git for checkpoints: {exc.strerror or exc}.") from None
         if check and proc.returncode != 0:
             detail = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            why = detail[-1].removeprefix("fatal: ").removeprefix("error: ") if detail else \
-                f"exit status {proc.returncode}"
+            why = (
+                detail[-1].removeprefix("fatal: ").removeprefix("error: ")
+                if detail
+                else f"exit status {proc.returncode}"
+            )
             raise CheckpointError(f"Checkpoint git {args[0]} failed: {why}")
         return proc
 

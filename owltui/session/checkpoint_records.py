@@ -73,21 +73,38 @@ class Checkpoint:
 
     def record(self) -> dict[str, Any]:
         """The persisted form (``checkpoints.json`` and the commit message)."""
-        return {"id": self.id, "prompt": self.prompt, "at": self.at, "files": self.files,
-                "tree": self.tree, "commit": self.commit, "leaf": self.leaf,
-                "skipped": [s.wire() for s in self.skipped]}
+        return {
+            "id": self.id,
+            "prompt": self.prompt,
+            "at": self.at,
+            "files": self.files,
+            "tree": self.tree,
+            "commit": self.commit,
+            "leaf": self.leaf,
+            "skipped": [s.wire() for s in self.skipped],
+        }
 
     @classmethod
     def from_record(cls, data: dict[str, Any]) -> Checkpoint:
-        skipped = tuple(Skipped(str(s["path"]), s["reason"], s.get("size"))
-                        for s in data.get("skipped") or () if isinstance(s, dict) and "path" in s
-                        and s.get("reason") in ("too large", "repository", "ignored"))
+        skipped = tuple(
+            Skipped(str(s["path"]), s["reason"], s.get("size"))
+            for s in data.get("skipped") or ()
+            if isinstance(s, dict)
+            and "path" in s
+            and s.get("reason") in ("too large", "repository", "ignored")
+        )
         files = data.get("files")
         leaf = data.get("leaf")
-        return cls(id=str(data["id"]), prompt=str(data.get("prompt", "")), at=str(data.get("at", "")),
-                   files=files if isinstance(files, int) else None, tree=str(data["tree"]),
-                   commit=str(data.get("commit") or ""), leaf=leaf if isinstance(leaf, str) else None,
-                   skipped=skipped)
+        return cls(
+            id=str(data["id"]),
+            prompt=str(data.get("prompt", "")),
+            at=str(data.get("at", "")),
+            files=files if isinstance(files, int) else None,
+            tree=str(data["tree"]),
+            commit=str(data.get("commit") or ""),
+            leaf=leaf if isinstance(leaf, str) else None,
+            skipped=skipped,
+        )
 
 
 def read_state(path: Path) -> tuple[list[Checkpoint], dict[str, Any]] | None:
@@ -133,5 +150,6 @@ def write_state(path: Path, data: dict[str, Any]) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
-        raise CheckpointError(f"Cannot save the checkpoint list in {path.parent}: "
-                              f"{(exc.strerror or str(exc)).lower()}.") from None
+        raise CheckpointError(
+            f"Cannot save the checkpoint list in {path.parent}: {(exc.strerror or str(exc)).lower()}."
+        ) from None

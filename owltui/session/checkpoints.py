@@ -56,9 +56,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from .checkpoint_files import Snapshot, changes, checkout, delete, ignored, plan, snapshot
-from .checkpoint_git import REF, ShadowGit, enclosing_repo, split_z
-from .checkpoint_records import (
+from owltui.session.checkpoint_files import Snapshot, changes, checkout, delete, ignored, plan, snapshot
+from owltui.session.checkpoint_git import REF, ShadowGit, enclosing_repo, split_z
+from owltui.session.checkpoint_records import (
     FORMAT_VERSION,
     PROMPT_MAX,
     STATE_FILE,
@@ -71,8 +71,16 @@ from .checkpoint_records import (
     write_state,
 )
 
-__all__ = ["DEFAULT_MAX_FILES", "DEFAULT_MAX_FILE_BYTES", "PROMPT_MAX", "Checkpoint", "CheckpointError",
-           "CheckpointStore", "SkipReason", "Skipped"]
+__all__ = [
+    "DEFAULT_MAX_FILES",
+    "DEFAULT_MAX_FILE_BYTES",
+    "PROMPT_MAX",
+    "Checkpoint",
+    "CheckpointError",
+    "CheckpointStore",
+    "SkipReason",
+    "Skipped",
+]
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 DEFAULT_MAX_FILES = 100_000  # new files in one snapshot above which the workspace is refused
@@ -93,9 +101,16 @@ class CheckpointStore:
     default. Raises ``CheckpointError`` when git is missing or the directory cannot be used.
     """
 
-    def __init__(self, workspace: Path, directory: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-                 max_files: int = DEFAULT_MAX_FILES, scrub: Callable[[str], str] | None = None,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        directory: Path,
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_files: int = DEFAULT_MAX_FILES,
+        scrub: Callable[[str], str] | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.workspace = Path(os.path.realpath(workspace))
         self.directory = Path(directory)
         self.max_file_bytes = max_file_bytes
@@ -114,8 +129,9 @@ class CheckpointStore:
             # Inside a repository, its ignore rules above the workspace count too (git reads the
             # .gitignore files from its top level down) — unless they ignore the workspace itself.
             shadow.sync_excludes()
-            probe = shadow.run(["check-ignore", "-q", "--no-index", shadow.prefix], cwd=shadow.root,
-                               check=False)
+            probe = shadow.run(
+                ["check-ignore", "-q", "--no-index", shadow.prefix], cwd=shadow.root, check=False
+            )
             if probe.returncode == 0:
                 shadow.set_root(self.workspace, None)
         self._load()
@@ -134,8 +150,15 @@ class CheckpointStore:
                 last = self._checkpoints[-1]
                 self._checkpoints[-1] = replace(last, files=self._changed(last.tree, snap.tree))
             prompt = self._scrub(prompt)[:PROMPT_MAX]
-            cp = Checkpoint(id=turn_id, prompt=prompt, at=_now_iso(), files=None, tree=snap.tree,
-                            leaf=leaf, skipped=tuple(snap.skipped))
+            cp = Checkpoint(
+                id=turn_id,
+                prompt=prompt,
+                at=_now_iso(),
+                files=None,
+                tree=snap.tree,
+                leaf=leaf,
+                skipped=tuple(snap.skipped),
+            )
             parent = self._checkpoints[-1].commit if self._checkpoints else ""
             message = json.dumps(cp.record(), ensure_ascii=True).encode() + b"\n"
             args = ["commit-tree", snap.tree, *(["-p", parent] if parent else [])]
@@ -243,8 +266,17 @@ class CheckpointStore:
             cp = self.get(checkpoint_id)
             out = builtins.list(cp.skipped)
             listed = {s.path for s in out}
-            left = split_z(self._shadow.git("ls-files", "-z", "--others", "--ignored", "--exclude-standard",
-                                            "--directory", "--no-empty-directory"))
+            left = split_z(
+                self._shadow.git(
+                    "ls-files",
+                    "-z",
+                    "--others",
+                    "--ignored",
+                    "--exclude-standard",
+                    "--directory",
+                    "--no-empty-directory",
+                )
+            )
             out += [Skipped(p, "ignored") for p in sorted(left) if p not in listed]
             return out
 
@@ -271,6 +303,11 @@ class CheckpointStore:
             self._shadow.index.unlink(missing_ok=True)
 
     def _save(self) -> None:
-        data = {"version": FORMAT_VERSION, "workspace": str(self.workspace), "root": str(self._shadow.root),
-                "prefix": self._shadow.prefix, "checkpoints": [c.record() for c in self._checkpoints]}
+        data = {
+            "version": FORMAT_VERSION,
+            "workspace": str(self.workspace),
+            "root": str(self._shadow.root),
+            "prefix": self._shadow.prefix,
+            "checkpoints": [c.record() for c in self._checkpoints],
+        }
         write_state(self.directory / STATE_FILE, data)

@@ -16,8 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from owltui.providers.table import ProviderName
-
-from .paths import config_file
+from owltui.session.paths import config_file
 
 PermissionMode = Literal["ask", "edits", "yolo", "read-only"]  # owltui.tools.permissions.Mode
 SandboxMode = Literal["workspace-write", "read-only", "off"]  # owltui.tools.sandbox.SandboxMode
@@ -68,7 +67,7 @@ class Config(BaseModel):
             return keys
         from pydantic_core import PydanticCustomError
 
-        from .commands.keys import KeysError, check_keys
+        from owltui.session.commands.keys import KeysError, check_keys
 
         try:
             check_keys(keys)
@@ -139,8 +138,9 @@ def env_values(env: Mapping[str, str]) -> dict[str, Any]:
     return {key: env[var] for var, key in ENV_KEYS.items() if env.get(var)}
 
 
-def load_config(env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None,
-                path: Path | None = None) -> Config:
+def load_config(
+    env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None, path: Path | None = None
+) -> Config:
     """File, then environment, then ``overrides`` (flags; ``None`` values are ignored)."""
     env = os.environ if env is None else env
     path = path or config_file(env)
@@ -160,8 +160,9 @@ def load_config(env: Mapping[str, str] | None = None, overrides: Mapping[str, An
     return Config.model_validate(merged)
 
 
-def save_config_value(key: str, value: Any, env: Mapping[str, str] | None = None,
-                      path: Path | None = None) -> Path:
+def save_config_value(
+    key: str, value: Any, env: Mapping[str, str] | None = None, path: Path | None = None
+) -> Path:
     """Set one top-level key in the config file (creating it), keeping the other keys."""
     import tomli_w
 

@@ -53,8 +53,10 @@ def _message_end(e: ev.MessageEnd, _queued: int) -> Notice | None:
 def _requirement(e: ev.RequirementEvent, _queued: int) -> Notice:
     if e.escalation == 0:
         return Notice(f"requirement: reminded the model to call `{e.tool}`")
-    return Notice(f"requirement escalated ({e.escalation}/{MAX_ESCALATIONS}): the next call is forced "
-                  f"to `{e.tool}`", "warning")
+    return Notice(
+        f"requirement escalated ({e.escalation}/{MAX_ESCALATIONS}): the next call is forced to `{e.tool}`",
+        "warning",
+    )
 
 
 def _job_started(e: ev.JobStarted, _queued: int) -> Notice:
@@ -95,20 +97,28 @@ def _tokens(n: int | None) -> str:
 def _compaction_start(e: ev.CompactionStart, _queued: int) -> Notice | None:
     if e.reason != "auto":
         return None
-    return Notice(f"compacting: the conversation (~{_tokens(e.tokens_before)} tokens) is near the "
-                  "context window; summarising the older part")
+    return Notice(
+        f"compacting: the conversation (~{_tokens(e.tokens_before)} tokens) is near the "
+        "context window; summarising the older part"
+    )
 
 
 def _compaction(e: ev.Compaction, _queued: int) -> Notice:
     how = "automatically" if e.reason == "auto" else "on request"
-    return Notice(f"compacted {how}: ~{_tokens(e.tokens_before)} → ~{_tokens(e.tokens_after)} tokens; "
-                  "the model sees a summary of the earlier conversation", "success")
+    return Notice(
+        f"compacted {how}: ~{_tokens(e.tokens_before)} → ~{_tokens(e.tokens_after)} tokens; "
+        "the model sees a summary of the earlier conversation",
+        "success",
+    )
 
 
 def _compaction_failed(e: ev.CompactionFailed, _queued: int) -> Notice:
     if e.stopped:
-        return Notice(f"compaction failed {_plural(e.failures, 'time')} in a row ({e.error}); automatic "
-                      "compaction is off for the rest of this session (/compact still works)", "error")
+        return Notice(
+            f"compaction failed {_plural(e.failures, 'time')} in a row ({e.error}); automatic "
+            "compaction is off for the rest of this session (/compact still works)",
+            "error",
+        )
     return Notice(f"compaction failed ({e.error}); will try again", "warning")
 
 
@@ -139,6 +149,8 @@ def requirement_outcome(what: str, tool: str) -> Notice | None:
     if what == "satisfied":
         return Notice(f"requirement satisfied: `{tool}` was called", "success")
     if what == "failed":
-        return Notice(f"requirement failed: the model did not call `{tool}` after {MAX_ESCALATIONS} "
-                      "forced turns", "error")
+        return Notice(
+            f"requirement failed: the model did not call `{tool}` after {MAX_ESCALATIONS} forced turns",
+            "error",
+        )
     return None

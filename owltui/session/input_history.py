@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from .paths import data_dir, workspace_key
+from owltui.session.paths import data_dir, workspace_key
 
 MAX_ENTRIES = 1000
 SLACK = 100
@@ -35,8 +35,15 @@ def history_dir(env: Mapping[str, str] | None = None) -> Path:
 class InputHistory:
     """The input history of one workspace. ``entries()`` oldest first; ``search()`` newest first."""
 
-    def __init__(self, workspace: Path, directory: Path | None = None, *, scrub: Scrub | None = None,
-                 env: Mapping[str, str] | None = None, max_entries: int = MAX_ENTRIES) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        directory: Path | None = None,
+        *,
+        scrub: Scrub | None = None,
+        env: Mapping[str, str] | None = None,
+        max_entries: int = MAX_ENTRIES,
+    ) -> None:
         self.workspace = workspace
         self.path = (directory or history_dir(env)) / f"{workspace_key(workspace)}.jsonl"
         self.scrub = scrub

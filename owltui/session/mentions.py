@@ -146,8 +146,12 @@ def find_mentions(text: str) -> list[Mention]:
 
 
 def _looks_like_path(mention: Mention) -> bool:
-    return mention.quoted or "/" in mention.path or "." in mention.path.strip(TRAILING) or \
-        mention.path.startswith("~")
+    return (
+        mention.quoted
+        or "/" in mention.path
+        or "." in mention.path.strip(TRAILING)
+        or mention.path.startswith("~")
+    )
 
 
 def _candidates(mention: Mention) -> Iterable[str]:
@@ -192,8 +196,9 @@ def read_attachment(path: Path, shown: str, budget: int = MAX_BYTES) -> str:
     fd, enc, head, _size = open_text(path, shown, "only text is attached")
     newline = line_ending(head_text(head, enc))
     try:  # read_page owns the descriptor from here on
-        page = read_page(fd, enc, 1, MAX_LINES, 1, max(budget, 2 * NOTICE_BYTES) - NOTICE_BYTES,
-                         threading.Event())
+        page = read_page(
+            fd, enc, 1, MAX_LINES, 1, max(budget, 2 * NOTICE_BYTES) - NOTICE_BYTES, threading.Event()
+        )
     except Stopped as exc:  # pragma: no cover - nothing sets the event
         raise ToolError("cancelled") from exc
     if page.total == 0:
@@ -227,8 +232,10 @@ def list_directory(path: Path, shown: str) -> str:
                 pass
         lines.append(name)
     if len(entries) > MAX_LISTING:
-        lines.append(f"\n[{MAX_LISTING} of {len(entries)} entries; the rest: "
-                     f'ls {{"path": "{shown}", "offset": {MAX_LISTING + 1}}}]')
+        lines.append(
+            f"\n[{MAX_LISTING} of {len(entries)} entries; the rest: "
+            f'ls {{"path": "{shown}", "offset": {MAX_LISTING + 1}}}]'
+        )
     return "\n".join(lines)
 
 
@@ -371,8 +378,9 @@ def rank_paths(query: str, paths: Sequence[str] | PathIndex, limit: int = 20) ->
     qn = q.rsplit("/", 1)[-1]  # what is typed of the file name
     pool = index.in_order(q)  # substrings included
     if qn:
-        close = process.extract(qn, index.names, scorer=fuzz.ratio, processor=None,
-                                limit=max(limit * 10, 200), score_cutoff=60)
+        close = process.extract(
+            qn, index.names, scorer=fuzz.ratio, processor=None, limit=max(limit * 10, 200), score_cutoff=60
+        )
         pool.update(i for _name, _score, i in close)
     candidates = list(pool)
     if len(candidates) > PRE_RANK:  # a short query matches most paths: keep the likely ones

@@ -29,8 +29,10 @@ _SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|PASSWORD|AUTHORIZATION)$", re
 _SECRETISH_ENV = re.compile(r"KEY|SECRET|TOKEN|PASSWORD", re.IGNORECASE)
 # Each pattern runs only on text that contains its word (the scrub of every streamed delta is cheap).
 # Authorization: Bearer xyz / "authorization": "Bearer xyz"
-_AUTHORIZATION = re.compile(r"(?i)((?:proxy-)?authorization\\?\"?\s*[:=]\s*\\?\"?\s*"
-                            r"(?:bearer\s+|basic\s+|token\s+)?)[^\s\"',\\]+")
+_AUTHORIZATION = re.compile(
+    r"(?i)((?:proxy-)?authorization\\?\"?\s*[:=]\s*\\?\"?\s*"
+    r"(?:bearer\s+|basic\s+|token\s+)?)[^\s\"',\\]+"
+)
 # x-api-key: xyz / api_key=xyz
 _API_KEY = re.compile(r"(?i)((?:x-api-key|api[_-]key)\\?\"?\s*[:=]\s*\\?\"?\s*)[^\s\"',\\]+")
 _SK = re.compile(r"()\bsk-(?:ant-)?[A-Za-z0-9_-]{16,}")

@@ -32,12 +32,11 @@ from owltui.agent.context import ContextBudget
 from owltui.agent.history import Compactable, CompactionMark, MemoryHistory
 from owltui.agent.hooks import Permission
 from owltui.agent.messages import Item, ToolCall, UserMessage
-
-from .store import SessionError, SessionStore
+from owltui.session.store import SessionError, SessionStore
 
 if TYPE_CHECKING:  # imported when first used: the git side is not on the start-up path
-    from .checkpoints import Checkpoint, CheckpointStore
-    from .rewind_listing import Listing
+    from owltui.session.checkpoints import Checkpoint, CheckpointStore
+    from owltui.session.rewind_listing import Listing
 
 Warn = Callable[[str], None]
 STORE_NAME = "checkpoints.git"
@@ -60,9 +59,17 @@ class Checkpointing:
     """The session's checkpoints (see the module). ``directory``: where the shadow store lives;
     None: a temporary directory, removed by ``close``."""
 
-    def __init__(self, agent: Agent, workspace: Path, directory: Path | None, *, max_file_bytes: int,
-                 scrub: Callable[[str], str] | None = None, env: Mapping[str, str] | None = None,
-                 warn: Warn | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        workspace: Path,
+        directory: Path | None,
+        *,
+        max_file_bytes: int,
+        scrub: Callable[[str], str] | None = None,
+        env: Mapping[str, str] | None = None,
+        warn: Warn | None = None,
+    ) -> None:
         self.agent = agent
         self.workspace = workspace
         self.max_file_bytes = max_file_bytes
@@ -89,15 +96,19 @@ class Checkpointing:
 
     def store(self) -> CheckpointStore:
         """The checkpoint store, created on first use (runs git: call from a worker thread)."""
-        from .checkpoints import CheckpointError, CheckpointStore
+        from owltui.session.checkpoints import CheckpointError, CheckpointStore
 
         with self._lock:
             if self.error is not None:
                 raise CheckpointError(f"Checkpoints are off for this session: {self.error}")
             if self._store is None:
-                self._store = CheckpointStore(self.workspace, self.directory,
-                                              max_file_bytes=self.max_file_bytes, scrub=self._scrub,
-                                              env=self._env)
+                self._store = CheckpointStore(
+                    self.workspace,
+                    self.directory,
+                    max_file_bytes=self.max_file_bytes,
+                    scrub=self._scrub,
+                    env=self._env,
+                )
             return self._store
 
     @property
@@ -111,7 +122,7 @@ class Checkpointing:
 
     async def warm(self) -> None:
         """First snapshot ahead of the first turn (in a worker thread); failures turn checkpoints off."""
-        from .checkpoints import CheckpointError
+        from owltui.session.checkpoints import CheckpointError
 
         try:
             await anyio.to_thread.run_sync(lambda: self.store().warm())
@@ -145,7 +156,7 @@ class Checkpointing:
         Never raises (a failure is one warning and turns checkpoints off)."""
         if self.error is not None:
             return
-        from .checkpoints import CheckpointError
+        from owltui.session.checkpoints import CheckpointError
 
         leaf = self._leaf()
         turn_id = uuid.uuid4().hex[:12]
@@ -199,19 +210,20 @@ class Checkpointing:
 
     async def listing(self) -> Listing:
         """The ``/rewind`` picker's rows, newest first, and its note on ignored files."""
-        from .rewind_listing import listing
+        from owltui.session.rewind_listing import listing
 
         return await self._off_loop(lambda: listing(self.store()))
 
-    async def rewind(self, checkpoint_id: str | None, *, files: bool = True,
-                     conversation: bool = True) -> Rewound:
+    async def rewind(
+        self, checkpoint_id: str | None, *, files: bool = True, conversation: bool = True
+    ) -> Rewound:
         """Put back the files (``files``) and/or the conversation (``conversation``) as they were
         before checkpoint ``checkpoint_id``'s turn (None: the newest one, ``/undo``). RewindError
         (one sentence) while a run is going, for an unknown id, or when it cannot be done."""
         self._idle()
 
         def work() -> tuple[Checkpoint, list[str]]:
-            from .checkpoints import CheckpointError
+            from owltui.session.checkpoints import CheckpointError
 
             store = self.store()
             cp = store.latest() if checkpoint_id is None else store.get(checkpoint_id)
@@ -230,7 +242,7 @@ class Checkpointing:
             raise RewindError("A run is going: wait for it or abort it before rewinding.")
 
     async def _off_loop(self, fn: Callable[[], T]) -> T:
-        from .checkpoints import CheckpointError
+        from owltui.session.checkpoints import CheckpointError
 
         await self.settled()  # one git at a time on the shadow store
         try:

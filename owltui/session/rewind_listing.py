@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from .checkpoints import CheckpointStore, Skipped
+from owltui.session.checkpoints import CheckpointStore, Skipped
 
 
 def skipped_note(skipped: Sequence[Skipped], limit: int = 4) -> str:

@@ -30,26 +30,24 @@ from owltui.agent.inbox import Inbox
 from owltui.agent.model import Model
 from owltui.agent.pause import PauseGate
 from owltui.agent.requirement import RequirementSlot
-
-from .approvals import ApprovalBroker
-from .config import Config
-from .options import Options
-from .redact import Redactor
-from .sessions import SessionInfo
-from .stats import RunStats
-from .store import SessionStore
+from owltui.session.approvals import ApprovalBroker
+from owltui.session.config import Config
+from owltui.session.options import Options
+from owltui.session.redact import Redactor
+from owltui.session.sessions import SessionInfo
+from owltui.session.stats import RunStats
+from owltui.session.store import SessionStore
 
 if TYPE_CHECKING:
+    from owltui.session.input_history import InputHistory
+    from owltui.session.mentions import MentionCompleter
+    from owltui.session.rewind import Checkpointing
+    from owltui.session.sources import ToolSource
     from owltui.tools.freeze import Freezer
     from owltui.tools.jobs import JobEvent, JobManager
     from owltui.tools.mcp import McpSource
     from owltui.tools.permissions import PermissionPolicy
     from owltui.tools.sandbox import SandboxPolicy
-
-    from .input_history import InputHistory
-    from .mentions import MentionCompleter
-    from .rewind import Checkpointing
-    from .sources import ToolSource
 
 Warn = Callable[[str], None]
 
@@ -57,10 +55,19 @@ Warn = Callable[[str], None]
 class Runtime:
     """One agent and everything around it. Build with ``build_runtime``."""
 
-    def __init__(self, *, agent: Agent, config: Config, options: Options, model_label: str,
-                 store: SessionStore | None, approvals: ApprovalBroker,
-                 permissions: PermissionPolicy | None, env: Mapping[str, str],
-                 jobs: JobManager | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        config: Config,
+        options: Options,
+        model_label: str,
+        store: SessionStore | None,
+        approvals: ApprovalBroker,
+        permissions: PermissionPolicy | None,
+        env: Mapping[str, str],
+        jobs: JobManager | None = None,
+    ) -> None:
         self.agent = agent
         self.emitter: Emitter = agent.emitter
         self.inbox: Inbox = agent.inbox
@@ -104,7 +111,7 @@ class Runtime:
     @cached_property
     def input_history(self) -> InputHistory:
         """What the user typed in this workspace (Up/Down, Ctrl+R), secrets scrubbed."""
-        from .input_history import InputHistory
+        from owltui.session.input_history import InputHistory
 
         redactor = self.agent.config.services.get("redactor")
         scrub = redactor.scrub if isinstance(redactor, Redactor) else None
@@ -113,21 +120,21 @@ class Runtime:
     @cached_property
     def mentions(self) -> MentionCompleter:
         """Completion for ``@path`` over the workspace's files (read-denied ones left out)."""
-        from .mentions import MentionCompleter
+        from owltui.session.mentions import MentionCompleter
 
         denied = self.permissions.read_denied if self.permissions is not None else None
         return MentionCompleter(self.workspace, denied)
 
     def saved_sessions(self) -> list[SessionInfo]:
         """This directory's saved sessions, newest first (``/sessions``)."""
-        from .paths import sessions_dir
-        from .sessions import list_sessions
+        from owltui.session.paths import sessions_dir
+        from owltui.session.sessions import list_sessions
 
         return list_sessions(sessions_dir(self.workspace, self.env))
 
     def state(self) -> dict[str, Any]:
         """The ``get_state`` payload (``owltui.session.commands.host.host_state``)."""
-        from .commands.host import host_state
+        from owltui.session.commands.host import host_state
 
         return host_state(self)
 
@@ -143,8 +150,9 @@ class Runtime:
         if provider is None and current is None:
             provider = "demo" if self.model_label.startswith("demo") else None
         base = (self.options.base_url or self._serving_url()) if provider in (None, current) else None
-        model, label = resolve_model(self.config, self.env, provider=provider or current, model=name,
-                                     base_url=base)
+        model, label = resolve_model(
+            self.config, self.env, provider=provider or current, model=name, base_url=base
+        )
         self.agent.config.model = model
         self.agent.config.context_window = context_window(self.config, model)
         self.model_label = label
@@ -186,12 +194,12 @@ class Runtime:
         """Continue saved session ``target`` (an id or its start) here, in place of this one
         (``/sessions ID``): its queue comes back, what is queued here goes along, the pause state
         and the checkpoints follow. SessionError (one sentence) when it cannot be opened."""
-        from .paths import sessions_root
-        from .sessions import find_session
+        from owltui.session.paths import sessions_root
+        from owltui.session.sessions import find_session
 
         old = self.store
         if old is None:
-            from .commands import Unavailable
+            from owltui.session.commands import Unavailable
 
             raise Unavailable("switching sessions needs a saved session (this one runs with --no-session)")
         if self.agent.running:
@@ -219,7 +227,7 @@ class Runtime:
         self.agent.context = ContextBudget()  # automatic compaction measures the new history afresh
         self.requirement.clear()
         store.record_pause(self.gate.paused)
-        from .rewind import STORE_NAME
+        from owltui.session.rewind import STORE_NAME
 
         self._checkpoints_for(store.path.with_suffix("") / STORE_NAME)
 
@@ -238,11 +246,15 @@ class Runtime:
             raise RuntimeError("a run is going: wait or abort it before compacting")
         cfg, history = self.agent.config, self.agent.history
         before = request_tokens(cfg, history.model_view())
-        done = await compact(history, cfg.model, keep_turns=keep_turns, gate=self.gate,
-                             window=cfg.context_window)
+        done = await compact(
+            history, cfg.model, keep_turns=keep_turns, gate=self.gate, window=cfg.context_window
+        )
         self.agent.context.succeeded()
-        self.emitter.emit(Compaction(reason="manual", tokens_before=before,
-                                     tokens_after=request_tokens(cfg, history.model_view())))
+        self.emitter.emit(
+            Compaction(
+                reason="manual", tokens_before=before, tokens_after=request_tokens(cfg, history.model_view())
+            )
+        )
         return f"{done.replaced} items summarised in {len(done.summary)} characters"
 
     # ---- life cycle ----------------------------------------------------------------------
@@ -252,8 +264,9 @@ class Runtime:
         self.start(tg)
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> bool | None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
         await self.aclose()
         tg, self._tg = self._tg, None
         assert tg is not None
@@ -271,7 +284,7 @@ class Runtime:
     async def fix_tools(self) -> None:
         """Before the first request: wait (bounded) for the MCP servers, then fix the tool list
         for the session, sorted, so every request keeps the cached prefix."""
-        from .sources import collect_tools
+        from owltui.session.sources import collect_tools
 
         if self.mcp is not None:
             await self.mcp.wait_ready()
@@ -320,8 +333,9 @@ class Runtime:
         """Until the agent is idle, no run is about to start, and no job it started is running."""
         while True:
             outcome = self.agent.last_outcome
-            wake_due = self.inbox.has() and outcome is not None and outcome.reason == "done" \
-                and self._tg is not None
+            wake_due = (
+                self.inbox.has() and outcome is not None and outcome.reason == "done" and self._tg is not None
+            )
             if not self.agent.running and not self.active_jobs and not wake_due:
                 return
             ev = anyio.Event()
@@ -367,21 +381,29 @@ def context_window(config: Config, model: Model) -> int | None:
     return window if isinstance(window, int) and window > 0 else None
 
 
-def resolve_model(config: Config, env: Mapping[str, str], *, provider: str | None, model: str | None,
-                  base_url: str | None) -> tuple[Model, str]:
+def resolve_model(
+    config: Config, env: Mapping[str, str], *, provider: str | None, model: str | None, base_url: str | None
+) -> tuple[Model, str]:
     """Provider resolution (flags, then config, then keys, then a local server, then the demo)."""
     from owltui.providers.resolve import make_model, resolve_provider
 
-    resolved = resolve_provider(provider, model, base_url, config.provider, config.model, env,
-                                config_base_url=config.base_url)
+    resolved = resolve_provider(
+        provider, model, base_url, config.provider, config.model, env, config_base_url=config.base_url
+    )
     opts: dict[str, Any] = {} if resolved.provider == "demo" else {"idle_timeout": config.stream_idle_timeout}
     return make_model(resolved, **opts), resolved.label
 
 
-def build_runtime(options: Options, *, model: Model | None = None, env: Mapping[str, str] | None = None,
-                  warn: Warn | None = None, tools: list[Any] | None = None) -> Runtime:
+def build_runtime(
+    options: Options,
+    *,
+    model: Model | None = None,
+    env: Mapping[str, str] | None = None,
+    warn: Warn | None = None,
+    tools: list[Any] | None = None,
+) -> Runtime:
     """Everything wired (``owltui.session.build.build_runtime``, the composition root); raises
     ConfigError / ProviderConfigError / SessionError with one clear sentence."""
-    from .build import build_runtime as build
+    from owltui.session.build import build_runtime as build
 
     return build(options, model=model, env=env, warn=warn, tools=tools)

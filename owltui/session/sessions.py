@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .store import SessionError
+from owltui.session.store import SessionError
 
 
 @dataclass
@@ -96,9 +96,16 @@ def describe(path: Path) -> SessionInfo | None:
         created = datetime.fromisoformat(str(head.get("created")))
     except ValueError:
         pass
-    return SessionInfo(id=str(head.get("id")), path=path, created=created, modified=stat.st_mtime,
-                       cwd=str(head.get("cwd", "")), model=str(head.get("model", "")),
-                       first_prompt=first, messages=count)
+    return SessionInfo(
+        id=str(head.get("id")),
+        path=path,
+        created=created,
+        modified=stat.st_mtime,
+        cwd=str(head.get("cwd", "")),
+        model=str(head.get("model", "")),
+        first_prompt=first,
+        messages=count,
+    )
 
 
 def list_sessions(directory: Path) -> list[SessionInfo]:

@@ -90,9 +90,16 @@ def deliver_context(agent: Agent, text: str, source: str) -> str:
     return "history"
 
 
-async def run_shell(agent: Agent, emitter: Emitter, command: str, *, call_id: str | None = None,
-                    cancel: CancelToken | None = None, cap: float = CAP,
-                    deliver: bool = True) -> ShellResult:
+async def run_shell(
+    agent: Agent,
+    emitter: Emitter,
+    command: str,
+    *,
+    call_id: str | None = None,
+    cancel: CancelToken | None = None,
+    cap: float = CAP,
+    deliver: bool = True,
+) -> ShellResult:
     """Run ``command`` for the user (see the module docstring) and hand the result to the model."""
     from owltui.tools.bash import BashParams, BashTool
 
@@ -103,8 +110,9 @@ async def run_shell(agent: Agent, emitter: Emitter, command: str, *, call_id: st
     def progress(text: str) -> None:
         emitter.emit(ToolUpdate(call_id=call_id, name="bash", text=text))
 
-    ctx = ToolContext(workspace=agent.config.workspace, cancel=cancel, call_id=call_id, progress=progress,
-                      services=services)
+    ctx = ToolContext(
+        workspace=agent.config.workspace, cancel=cancel, call_id=call_id, progress=progress, services=services
+    )
     emitter.emit(ToolStart(call_id=call_id, name="bash", arguments={"command": command}))
     try:
         out = await BashTool().run(BashParams(command=command, timeout=cap), ctx)
@@ -121,8 +129,16 @@ async def run_shell(agent: Agent, emitter: Emitter, command: str, *, call_id: st
     details: dict[str, Any] = {"source": "user", "exit_code": exit_code}
     if out.details.get("sandbox_blocked"):
         details["sandbox_blocked"] = True
-    emitter.emit(ToolEnd(call_id=call_id, name="bash", is_error=out.is_error, output=out.content,
-                         status=status, details=details))
+    emitter.emit(
+        ToolEnd(
+            call_id=call_id,
+            name="bash",
+            is_error=out.is_error,
+            output=out.content,
+            status=status,
+            details=details,
+        )
+    )
     how = ""
     if deliver:
         text = context_message(command, out.content)

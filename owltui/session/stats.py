@@ -72,9 +72,13 @@ class RunStats:
 
     def usage(self) -> dict[str, Any]:
         """Token and cost totals, named as in ``message_end``'s ``usage``."""
-        return {"input_tokens": self.tokens_in, "output_tokens": self.tokens_out,
-                "cache_read_tokens": self.cache_read, "cache_write_tokens": self.cache_write,
-                "cost": self.cost}
+        return {
+            "input_tokens": self.tokens_in,
+            "output_tokens": self.tokens_out,
+            "cache_read_tokens": self.cache_read,
+            "cache_write_tokens": self.cache_write,
+            "cost": self.cost,
+        }
 
     # ---- one step per event type -----------------------------------------------------------
     def _turn_start(self, e: ev.TurnStart) -> None:

@@ -45,9 +45,8 @@ from owltui.agent.history import CompactionMark, compacted_view
 from owltui.agent.inbox import Entry, Inbox, Queued, QueueLane
 from owltui.agent.messages import AssistantMessage, Item, ToolResult, UserMessage
 from owltui.providers.wirejson import dumps
-
-from .redact import Redactor
-from .store_file import (
+from owltui.session.redact import Redactor
+from owltui.session.store_file import (
     SessionError,
     Warn,
     ensure_writable_dir,
@@ -61,10 +60,30 @@ from .store_file import (
     wire_line,
     write_all,
 )
-from .store_replay import GAP_NOTICE, KINDS, LOST_START, Index, QueuedMessage, index, placed, walk
+from owltui.session.store_replay import (
+    GAP_NOTICE,
+    KINDS,
+    LOST_START,
+    Index,
+    QueuedMessage,
+    index,
+    placed,
+    walk,
+)
 
-__all__ = ["FORMAT_VERSION", "GAP_NOTICE", "LOST_START", "QueuedMessage", "SessionError", "SessionStore",
-           "ensure_writable_dir", "new_id", "parse_lines", "unwritable_dir", "wire_line"]
+__all__ = [
+    "FORMAT_VERSION",
+    "GAP_NOTICE",
+    "LOST_START",
+    "QueuedMessage",
+    "SessionError",
+    "SessionStore",
+    "ensure_writable_dir",
+    "new_id",
+    "parse_lines",
+    "unwritable_dir",
+    "wire_line",
+]
 
 FORMAT_VERSION = 1
 
@@ -72,8 +91,16 @@ FORMAT_VERSION = 1
 class SessionStore:
     """The session file and its in-memory view. Create with ``create`` or ``open``."""
 
-    def __init__(self, path: Path, session_id: str, cwd: Path, model: str, created: datetime,
-                 redactor: Redactor | None = None, warn: Warn | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        session_id: str,
+        cwd: Path,
+        model: str,
+        created: datetime,
+        redactor: Redactor | None = None,
+        warn: Warn | None = None,
+    ) -> None:
         self.path = path
         self.id = session_id
         self.cwd = cwd
@@ -102,8 +129,14 @@ class SessionStore:
 
     # ---- construction --------------------------------------------------------------------
     @classmethod
-    def create(cls, directory: Path, cwd: Path, model: str, redactor: Redactor | None = None,
-               warn: Warn | None = None) -> SessionStore:
+    def create(
+        cls,
+        directory: Path,
+        cwd: Path,
+        model: str,
+        redactor: Redactor | None = None,
+        warn: Warn | None = None,
+    ) -> SessionStore:
         """A new session; its file appears with the first entry (an empty session leaves no file).
 
         The directory is created now: SessionError (naming it and --no-session) if it cannot be."""
@@ -124,8 +157,10 @@ class SessionStore:
         except OSError as exc:
             if exc.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO without a reader, a directory
                 raise SessionError(f"{path} is not a regular file, so not a session file.") from None
-            raise SessionError(f"Cannot open session file {path} for writing: {reason(exc)}; "
-                               "run with --no-session to start without saving.") from None
+            raise SessionError(
+                f"Cannot open session file {path} for writing: {reason(exc)}; "
+                "run with --no-session to start without saving."
+            ) from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise SessionError(f"{path} is not a regular file, so not a session file.")
@@ -146,8 +181,9 @@ class SessionStore:
         return store
 
     @classmethod
-    def _load(cls, path: Path, records: list[dict[str, Any]], redactor: Redactor | None,
-              warn: Warn | None) -> SessionStore:
+    def _load(
+        cls, path: Path, records: list[dict[str, Any]], redactor: Redactor | None, warn: Warn | None
+    ) -> SessionStore:
         if records and records[0].get("type") == "session":
             head, body = records[0], records[1:]
         elif any(r.get("type") in KINDS and "id" in r for r in records):
@@ -163,8 +199,15 @@ class SessionStore:
             created = datetime.fromisoformat(str(head["created"]))
         except (KeyError, ValueError, TypeError):
             created = now()
-        store = cls(path, str(head.get("id", "")), Path(str(head.get("cwd", "."))),
-                    str(head.get("model", "")), created, redactor, warn)
+        store = cls(
+            path,
+            str(head.get("id", "")),
+            Path(str(head.get("cwd", "."))),
+            str(head.get("model", "")),
+            created,
+            redactor,
+            warn,
+        )
         store._replay(body, warn)
         return store
 
@@ -203,8 +246,14 @@ class SessionStore:
 
     # ---- writing -------------------------------------------------------------------------
     def _header(self) -> dict[str, Any]:
-        return {"type": "session", "version": FORMAT_VERSION, "id": self.id, "cwd": str(self.cwd),
-                "created": self.created.isoformat(), "model": self.model}
+        return {
+            "type": "session",
+            "version": FORMAT_VERSION,
+            "id": self.id,
+            "cwd": str(self.cwd),
+            "created": self.created.isoformat(),
+            "model": self.model,
+        }
 
     def _open_file(self) -> int:
         directory = self.path.parent
@@ -212,8 +261,14 @@ class SessionStore:
             directory.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
-            if exc.errno in (errno.EACCES, errno.EPERM, errno.ENOENT, errno.ENOTDIR, errno.EROFS,
-                             errno.EEXIST):
+            if exc.errno in (
+                errno.EACCES,
+                errno.EPERM,
+                errno.ENOENT,
+                errno.ENOTDIR,
+                errno.EROFS,
+                errno.EEXIST,
+            ):
                 raise unwritable_dir(directory, exc) from None
             raise
         try:
@@ -283,8 +338,9 @@ class SessionStore:
 
     def _entry(self, kind: str, moves_leaf: bool = True, strict: bool = False, **fields: Any) -> str:
         eid = new_id()[:8]
-        self._write({"type": kind, "id": eid, "parent_id": self._leaf, "ts": now().isoformat(), **fields},
-                    strict)
+        self._write(
+            {"type": kind, "id": eid, "parent_id": self._leaf, "ts": now().isoformat(), **fields}, strict
+        )
         if moves_leaf:
             self._leaf = eid
         return eid
@@ -328,8 +384,13 @@ class SessionStore:
         if self.closed:
             return False
         eid = new_id()[:8]
-        record = {"type": "message", "id": eid, "parent_id": self._leaf, "ts": now().isoformat(),
-                  "item": result.model_dump(mode="json", exclude_none=True)}
+        record = {
+            "type": "message",
+            "id": eid,
+            "parent_id": self._leaf,
+            "ts": now().isoformat(),
+            "item": result.model_dump(mode="json", exclude_none=True),
+        }
         if not self._write(record):
             return False
         self._leaf = eid
@@ -355,8 +416,12 @@ class SessionStore:
         first_kept = min(first_kept, len(self._items))
         first = self._item_ids[first_kept] if first_kept < len(self._item_ids) else ""
         kept = tuple(sorted(i for i in pinned if 0 <= i < first_kept))
-        self._entry("compaction", summary=summary, first_kept=first,  # "": everything before it
-                    pinned=[self._item_ids[i] for i in kept])
+        self._entry(
+            "compaction",
+            summary=summary,
+            first_kept=first,  # "": everything before it
+            pinned=[self._item_ids[i] for i in kept],
+        )
         self._compaction = CompactionMark(summary, first_kept, kept)
         self._view = None
 
@@ -380,8 +445,9 @@ class SessionStore:
             raise SessionError(f"Cannot read session file {self.path}: {reason(exc)}.") from None
         idx = index(parse_lines(data, self.path, None)[0])
         if leaf_id is not None and leaf_id not in idx.by_id:
-            raise SessionError(f"Session {self.id} has no entry {leaf_id}: cannot rewind the "
-                               "conversation there.")
+            raise SessionError(
+                f"Session {self.id} has no entry {leaf_id}: cannot rewind the conversation there."
+            )
         before, self._leaf = self._leaf, leaf_id
         try:
             eid = self._entry("branch", strict=True)
@@ -430,8 +496,9 @@ class SessionStore:
             qid, entry = entry.id, entry.entry
         if isinstance(entry, UserMessage) and id(entry) not in self._live:
             ids: dict[str, Any] = {"qid": qid} if qid else {}
-            eid = self._entry("queued", moves_leaf=False, **ids, lane=lane, text=entry.text,
-                              source=entry.source)
+            eid = self._entry(
+                "queued", moves_leaf=False, **ids, lane=lane, text=entry.text, source=entry.source
+            )
             qid = qid or eid
             self._queued[qid] = QueuedMessage(qid, lane, entry.text, entry.source)
             self._live[id(entry)] = (qid, entry)
@@ -461,14 +528,22 @@ class SessionStore:
         msg = QueuedMessage(item.id, item.lane, item.text, item.source)
         if not moved:
             self._queued[item.id] = msg
-            self._entry("queued", moves_leaf=False, qid=item.id, lane=item.lane, text=item.text,
-                        source=item.source)
+            self._entry(
+                "queued", moves_leaf=False, qid=item.id, lane=item.lane, text=item.text, source=item.source
+            )
             return
         before = self._inbox.following(item.id) if self._inbox is not None else None
         del self._queued[item.id]
         self._queued = placed(self._queued, msg, before)
-        self._entry("queued", moves_leaf=False, qid=item.id, lane=item.lane, text=item.text,
-                    source=item.source, before=before)
+        self._entry(
+            "queued",
+            moves_leaf=False,
+            qid=item.id,
+            lane=item.lane,
+            text=item.text,
+            source=item.source,
+            before=before,
+        )
 
     def _dequeue(self, qid: str, how: str) -> None:
         if self._queued.pop(qid, None) is not None:

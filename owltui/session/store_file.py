@@ -75,8 +75,10 @@ def unwritable_dir(directory: Path, exc: OSError | None = None) -> SessionError:
         why = "it is not writable"
     where = "" if blocker == directory else f" ({blocker}: {why})"
     detail = f": {why}" if blocker == directory else where
-    return SessionError(f"Cannot write sessions to {directory}{detail}; fix the data directory "
-                        "(XDG_DATA_HOME) or run with --no-session.")
+    return SessionError(
+        f"Cannot write sessions to {directory}{detail}; fix the data directory "
+        "(XDG_DATA_HOME) or run with --no-session."
+    )
 
 
 def ensure_writable_dir(directory: Path) -> None:
@@ -85,16 +87,22 @@ def ensure_writable_dir(directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         blocker = nearest_existing(directory)
-        raise unwritable_dir(directory, None if blocker != directory and not isinstance(
-            exc, PermissionError | FileNotFoundError) else exc) from None
+        raise unwritable_dir(
+            directory,
+            None
+            if blocker != directory and not isinstance(exc, PermissionError | FileNotFoundError)
+            else exc,
+        ) from None
     if not directory.is_dir() or not os.access(directory, os.W_OK | os.X_OK):
         raise unwritable_dir(directory)
 
 
 def in_use(path: Path) -> SessionError:
     sid = path.stem.split("_", 1)[-1]
-    return SessionError(f"Session {sid} is in use by another OwlTUI process ({path}); finish that one "
-                        "first, or start a new session (without -c/--resume).")
+    return SessionError(
+        f"Session {sid} is in use by another OwlTUI process ({path}); finish that one "
+        "first, or start a new session (without -c/--resume)."
+    )
 
 
 def lock_file(fd: int, path: Path) -> None:
@@ -136,7 +144,7 @@ def parse_lines(data: bytes, path: Path, warn: Warn | None) -> tuple[list[dict[s
                 if not isinstance(rec, dict):
                     raise ValueError("not an object")
             except (ValueError, RecursionError):
-                if last or all(not rest.strip() for rest in lines[n + 1:]):
+                if last or all(not rest.strip() for rest in lines[n + 1 :]):
                     torn = True
                     if warn:
                         warn(f"skipped a torn last line in session file {path}")

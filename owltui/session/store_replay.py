@@ -25,8 +25,10 @@ from owltui.agent.messages import ITEM_ADAPTER, AssistantMessage, Item, ToolResu
 Warn = Callable[[str], None]
 CHAIN_KINDS = ("message", "model_change", "compaction", "branch")
 KINDS = (*CHAIN_KINDS, "queued", "dequeued", "pause")
-GAP_NOTICE = ("Part of this conversation could not be read back from the session file and is missing "
-              "here; earlier and later messages are kept.")
+GAP_NOTICE = (
+    "Part of this conversation could not be read back from the session file and is missing "
+    "here; earlier and later messages are kept."
+)
 LOST_START = "lost-start"
 
 
@@ -64,8 +66,9 @@ class Index:
             self.leaf = rid
         elif kind == "queued" and isinstance(rid, str):
             qid = rec["qid"] if isinstance(rec.get("qid"), str) else rid  # files before ids: the entry id
-            msg = QueuedMessage(qid, rec.get("lane", "follow_up"), str(rec.get("text", "")),
-                                str(rec.get("source", "user")))
+            msg = QueuedMessage(
+                qid, rec.get("lane", "follow_up"), str(rec.get("text", "")), str(rec.get("source", "user"))
+            )
             if "before" in rec:  # moved: out of its place, in before that message (or at the end)
                 self.queued.pop(qid, None)
                 self.queued = placed(self.queued, msg, rec["before"])
@@ -91,8 +94,9 @@ class Walked:
 
     __slots__ = ("compaction", "item_ids", "items", "model")
 
-    def __init__(self, items: list[Item], item_ids: list[str], compaction: CompactionMark | None,
-                 model: str | None) -> None:
+    def __init__(
+        self, items: list[Item], item_ids: list[str], compaction: CompactionMark | None, model: str | None
+    ) -> None:
         self.items = items
         self.item_ids = item_ids
         self.compaction = compaction
@@ -131,8 +135,11 @@ def walk(idx: Index, leaf: str | None, warn: Warn | None = None, where: str = ""
             model = str(rec.get("model", model or ""))
         elif kind == "compaction":
             pinned = rec.get("pinned")
-            kept_from = (str(rec.get("summary", "")), str(rec.get("first_kept", "")),
-                         [str(p) for p in pinned] if isinstance(pinned, list) else [])
+            kept_from = (
+                str(rec.get("summary", "")),
+                str(rec.get("first_kept", "")),
+                [str(p) for p in pinned] if isinstance(pinned, list) else [],
+            )
             kept_at = len(pairs)
     pairs = in_call_order(pairs)
     shift = 0

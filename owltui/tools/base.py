@@ -14,8 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from owltui.agent.tool import Tool, ToolError
-
-from .textcodec import name_candidates, show_name
+from owltui.tools.textcodec import name_candidates, show_name
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024

@@ -26,13 +26,12 @@ import anyio
 from pydantic import Field
 
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
-
-from .base import Params
-from .freeze import Freezer
-from .jobs import JobManager, escaped_note, job_result
-from .proc import Proc, Scrubber, default_spill_dir
-from .reaper import REAPER, Escapee, read_cmdline
-from .sandbox import SandboxPolicy
+from owltui.tools.base import Params
+from owltui.tools.freeze import Freezer
+from owltui.tools.jobs import JobManager, escaped_note, job_result
+from owltui.tools.proc import Proc, Scrubber, default_spill_dir
+from owltui.tools.reaper import REAPER, Escapee, read_cmdline
+from owltui.tools.sandbox import SandboxPolicy
 
 Rerun = Callable[[str, str, str], Awaitable[bool]]
 
@@ -131,14 +130,16 @@ def _finished(proc: Proc, jobs: JobManager | None, killed_after: float | None = 
     if status:
         proc.sink.note_in_file("\n".join(status))
     if code == 0 and not status:
-        return ToolOutput(output if output.strip() else "(no output)", full_output=proc.sink.path,
-                          details=details)
+        return ToolOutput(
+            output if output.strip() else "(no output)", full_output=proc.sink.path, details=details
+        )
     body = output.rstrip() if output.strip() else "(no output)"
     body += ("\n\n" if output.strip() else "\n") + "\n".join(status)
     if killed_after is not None:
         body = f"The command did not finish within {killed_after:g} s and was killed.\n{body}"
-    return ToolOutput(body, is_error=code != 0 or killed_after is not None, full_output=proc.sink.path,
-                      details=details)
+    return ToolOutput(
+        body, is_error=code != 0 or killed_after is not None, full_output=proc.sink.path, details=details
+    )
 
 
 class BashTool:
@@ -161,8 +162,9 @@ class BashTool:
         started = time.monotonic()
         out = await self._run(args, ctx, sandboxed)
         rerun = ctx.service("sandbox_rerun")
-        if not (sandboxed and out.details.get("sandbox_blocked") and callable(rerun)
-                and not ctx.cancel.cancelled):
+        if not (
+            sandboxed and out.details.get("sandbox_blocked") and callable(rerun) and not ctx.cancel.cancelled
+        ):
             return out
         ask: Rerun = rerun
         if not await ask(ctx.call_id, args.command, str(out.details.get("sandbox_note", ""))):
@@ -172,8 +174,10 @@ class BashTool:
         if out.full_output is not None:  # only its preview is kept below
             out.full_output.unlink(missing_ok=True)
         second = await self._run(again, ctx, sandboxed=False)
-        second.content = (f"[The sandbox blocked the command; the user approved one run outside it.]\n"
-                          f"First run:\n{out.content}\n\nRun outside the sandbox:\n{second.content}")
+        second.content = (
+            f"[The sandbox blocked the command; the user approved one run outside it.]\n"
+            f"First run:\n{out.content}\n\nRun outside the sandbox:\n{second.content}"
+        )
         second.details["rerun_outside_sandbox"] = True
         return second
 
@@ -188,8 +192,14 @@ class BashTool:
         if left is not None:
             cap = min(cap, left)
         try:
-            proc = Proc(args.command, ctx.workspace, jobs.spill_dir if jobs else default_spill_dir(),
-                        sandbox=sandbox_for(ctx), sandboxed=sandboxed, scrubber=scrubber_for(ctx))
+            proc = Proc(
+                args.command,
+                ctx.workspace,
+                jobs.spill_dir if jobs else default_spill_dir(),
+                sandbox=sandbox_for(ctx),
+                sandboxed=sandboxed,
+                scrubber=scrubber_for(ctx),
+            )
         except OSError as exc:
             raise ToolError(f"Could not start the shell: {exc}") from exc
         if jobs is not None:
@@ -241,8 +251,9 @@ class BashTool:
                 await proc.terminate()
 
     @staticmethod
-    async def _follow(proc: Proc, ctx: ToolContext, deadline: float,
-                      clock: Callable[[], float] = time.monotonic) -> None:
+    async def _follow(
+        proc: Proc, ctx: ToolContext, deadline: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         """Stream output to the progress callback until the command ends or the deadline (on
         ``clock``) passes."""
         version = 0

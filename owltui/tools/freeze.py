@@ -23,11 +23,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from .proc import Proc
-from .reaper import REAPER, cont_sync, stop_sync
+from owltui.tools.proc import Proc
+from owltui.tools.reaper import REAPER, cont_sync, stop_sync
 
 if TYPE_CHECKING:
-    from .jobs import AnyJob, JobManager
+    from owltui.tools.jobs import AnyJob, JobManager
 
 Kind = Literal["command", "job"]
 
@@ -121,7 +121,7 @@ class Freezer:
                 self._stop("job", job)
 
     def _stop(self, kind: Kind, item: Proc | AnyJob) -> None:
-        from .jobs import EscapedJob, Job
+        from owltui.tools.jobs import EscapedJob, Job
 
         if isinstance(item, EscapedJob):
             groups, pids = stop_sync([], item._alive)
@@ -168,8 +168,11 @@ class Freezer:
     def describe(self) -> str:
         """The banner's words for ``frozen()``: ``"1 command and 2 jobs frozen"``, or ``""``."""
         counts = self.frozen()
-        parts = [f"{n} {word}{'s' if n != 1 else ''}" for word, n in
-                 (("command", counts["commands"]), ("job", counts["jobs"])) if n]
+        parts = [
+            f"{n} {word}{'s' if n != 1 else ''}"
+            for word, n in (("command", counts["commands"]), ("job", counts["jobs"]))
+            if n
+        ]
         return f"{' and '.join(parts)} frozen" if parts else ""
 
     def close(self) -> None:

@@ -21,11 +21,10 @@ from pathlib import Path
 from pydantic import Field
 
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput, in_thread
-
-from .base import MAX_BYTES, MAX_LINES, Params, display_path, open_regular, resolve_path
-from .paging import NOTICE_BYTES, Page, Stopped, open_text, page_text, read_page
-from .suggest import suggestions
-from .textcodec import (
+from owltui.tools.base import MAX_BYTES, MAX_LINES, Params, display_path, open_regular, resolve_path
+from owltui.tools.paging import NOTICE_BYTES, Page, Stopped, open_text, page_text, read_page
+from owltui.tools.suggest import suggestions
+from owltui.tools.textcodec import (
     HEAD_BYTES,
     Encoding,
     ViewMap,
@@ -39,7 +38,6 @@ from .textcodec import (
 )
 
 MAX_EDIT_BYTES = 64 * 1024 * 1024
-
 
 
 def _missing(path: Path, workspace: Path, stop: threading.Event) -> ToolError:

@@ -11,10 +11,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from .base import MAX_BYTES, utf8_len
-from .rg import list_files_raw, rg_name
-from .search_globs import relative_to
-from .textcodec import HEAD_BYTES, SINGLE, read_head, show_name, sniff, visible
+from owltui.tools.base import MAX_BYTES, utf8_len
+from owltui.tools.rg import list_files_raw, rg_name
+from owltui.tools.search_globs import relative_to
+from owltui.tools.textcodec import HEAD_BYTES, SINGLE, read_head, show_name, sniff, visible
 
 MAX_MATCHES = 100
 MAX_LINE_CHARS = 500

@@ -13,9 +13,8 @@ from typing import Literal
 import anyio
 
 from owltui.agent.events import JobFinished, JobStarted
-
-from .proc import KILL_GRACE, Proc
-from .reaper import REAPER, Escapee, read_stat
+from owltui.tools.proc import KILL_GRACE, Proc
+from owltui.tools.reaper import REAPER, Escapee, read_stat
 
 Clock = Callable[[], float]
 
@@ -45,15 +44,16 @@ class JobEvent:
                 extra["pid"] = self.pid
         if self.kind == "started":
             return JobStarted(job_id=self.job_id, command=self.command, **extra)  # type: ignore[arg-type]
-        return JobFinished(job_id=self.job_id, command=self.command, exit_code=self.exit_code,
-                           **extra)  # type: ignore[arg-type]
+        return JobFinished(job_id=self.job_id, command=self.command, exit_code=self.exit_code, **extra)  # type: ignore[arg-type]
 
     def aside_text(self) -> str:
         """The aside the host delivers to the agent when the job ends."""
         if self.escaped:
             if self.kind == "started":
-                return (f"Process {self.pid} outlived its command and is listed as job {self.job_id}: "
-                        f"{self.command}")
+                return (
+                    f"Process {self.pid} outlived its command and is listed as job {self.job_id}: "
+                    f"{self.command}"
+                )
             return f"Job {self.job_id} (pid {self.pid}) ended, exit code {self.exit_code}: {self.command}"
         if self.kind == "started":
             return f"Background job {self.job_id} started: {self.command}"
@@ -90,8 +90,9 @@ class Job:
         return self.proc.exit_code
 
     def info(self) -> JobInfo:
-        return JobInfo(self.id, self.command, self.running, self.proc.exit_code, self.proc.started,
-                       "job", self.proc.pid)
+        return JobInfo(
+            self.id, self.command, self.running, self.proc.exit_code, self.proc.started, "job", self.proc.pid
+        )
 
     def status_line(self) -> str:
         age = time.time() - self.proc.started
@@ -182,8 +183,10 @@ def escaped_note(entries: Sequence[EscapedJob | Escapee], managed: bool = True) 
     if not entries:
         return ""
     many = len(entries) > 1
-    head = (f"[{len(entries)} process{'es' if many else ''} the command started "
-            f"{'are' if many else 'is'} still running")
+    head = (
+        f"[{len(entries)} process{'es' if many else ''} the command started "
+        f"{'are' if many else 'is'} still running"
+    )
     them = "them" if many else "it"
     if not managed:
         listed = ", ".join(f"pid {e.pid}: {e.command}" for e in entries)

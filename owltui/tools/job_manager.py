@@ -18,10 +18,10 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from .job_entries import AnyJob, Clock, EscapedJob, Job, JobEvent, JobInfo, escaped_note
-from .proc import Proc, Scrubber, default_spill_dir
-from .reaper import REAPER, Escapee
-from .sandbox import SandboxPolicy
+from owltui.tools.job_entries import AnyJob, Clock, EscapedJob, Job, JobEvent, JobInfo, escaped_note
+from owltui.tools.proc import Proc, Scrubber, default_spill_dir
+from owltui.tools.reaper import REAPER, Escapee
+from owltui.tools.sandbox import SandboxPolicy
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +32,12 @@ class JobManager:
     ``clock`` measures waits (a ``Freezer`` sets one that stops while processes are frozen)."""
 
     def __init__(
-        self, on_event: Callable[[JobEvent], None] | None = None, spill_dir: Path | None = None, *,
-        sandbox: SandboxPolicy | None = None, scrubber: Scrubber | None = None,
+        self,
+        on_event: Callable[[JobEvent], None] | None = None,
+        spill_dir: Path | None = None,
+        *,
+        sandbox: SandboxPolicy | None = None,
+        scrubber: Scrubber | None = None,
     ) -> None:
         self.on_event = on_event
         self.spill_dir = spill_dir or default_spill_dir()
@@ -138,8 +142,9 @@ class JobManager:
         """Start ``command`` directly as a background job (sandboxed by ``self.sandbox``, or the
         default workspace-write policy for ``cwd`` when there is none)."""
         sandbox = self.sandbox or SandboxPolicy("workspace-write", cwd)
-        job = self.adopt(Proc(command, cwd, self.spill_dir, sandbox=sandbox, sandboxed=sandboxed,
-                              scrubber=self.scrubber))
+        job = self.adopt(
+            Proc(command, cwd, self.spill_dir, sandbox=sandbox, sandboxed=sandboxed, scrubber=self.scrubber)
+        )
         if self.freezer is not None:
             self.freezer.stop_if_frozen(job)
         return job
@@ -168,8 +173,14 @@ class JobManager:
 
     def _listed(self, esc: Escapee) -> EscapedJob | None:
         """The entry of ``esc`` (same pid and start time), if it is listed already."""
-        return next((job for job in self._jobs.values()
-                     if isinstance(job, EscapedJob) and job.pid == esc.pid and job.start == esc.start), None)
+        return next(
+            (
+                job
+                for job in self._jobs.values()
+                if isinstance(job, EscapedJob) and job.pid == esc.pid and job.start == esc.start
+            ),
+            None,
+        )
 
     def _entry_for(self, esc: Escapee) -> tuple[EscapedJob | None, bool]:
         listed = self._listed(esc)
@@ -203,8 +214,9 @@ class JobManager:
         entry = self._listed(esc)
         if entry is not None and entry.running:
             entry.mark_ended(esc.exit_code)
-            self._emit(JobEvent("finished", entry.id, entry.command, esc.exit_code, escaped=True,
-                                pid=entry.pid))
+            self._emit(
+                JobEvent("finished", entry.id, entry.command, esc.exit_code, escaped=True, pid=entry.pid)
+            )
 
     # ---- queries ------------------------------------------------------------------------------
     def get(self, job_id: str) -> AnyJob | None:
@@ -224,8 +236,10 @@ class JobManager:
     def still_running(self) -> list[dict[str, object]]:
         """What is still running (after an interrupt, for the notice that offers to kill or keep
         it): ``{kind: "job"|"escaped", id, pid, command}`` per job, in id order."""
-        return [{"kind": job.kind, "id": job.id, "pid": job.pid, "command": job.command}
-                for job in self.running_jobs()]
+        return [
+            {"kind": job.kind, "id": job.id, "pid": job.pid, "command": job.command}
+            for job in self.running_jobs()
+        ]
 
     # ---- killing ------------------------------------------------------------------------------
     async def kill(self, job_id: str) -> AnyJob:

@@ -24,16 +24,15 @@ import anyio
 from pydantic import Field
 
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
-
-from .base import Params
-from .job_entries import AnyJob as AnyJob
-from .job_entries import Clock as Clock
-from .job_entries import EscapedJob
-from .job_entries import Job as Job
-from .job_entries import JobEvent as JobEvent
-from .job_entries import JobInfo as JobInfo
-from .job_entries import escaped_note as escaped_note
-from .job_manager import JobManager
+from owltui.tools.base import Params
+from owltui.tools.job_entries import AnyJob as AnyJob
+from owltui.tools.job_entries import Clock as Clock
+from owltui.tools.job_entries import EscapedJob
+from owltui.tools.job_entries import Job as Job
+from owltui.tools.job_entries import JobEvent as JobEvent
+from owltui.tools.job_entries import JobInfo as JobInfo
+from owltui.tools.job_entries import escaped_note as escaped_note
+from owltui.tools.job_manager import JobManager
 
 MAX_WAIT = 600.0
 DEFAULT_WAIT = 90.0
@@ -100,14 +99,28 @@ async def job_result(job: AnyJob, header: str) -> ToolOutput:
 
 
 def escaped_result(job: EscapedJob, header: str) -> ToolOutput:
-    body = (f"{header}\nIt outlived the command that started it, so OwlTUI adopted it; its output "
-            "was not captured.")
+    body = (
+        f"{header}\nIt outlived the command that started it, so OwlTUI adopted it; its output "
+        "was not captured."
+    )
     if job.running:
         body += " job_kill stops it; OwlTUI kills it when it exits."
-    status = (f"still running as job {job.id} (pid {job.pid})" if job.running
-              else f"job {job.id} (pid {job.pid}) ended, exit code {job.exit_code}")
-    return ToolOutput(body, details={"job_id": job.id, "running": job.running, "exit_code": job.exit_code,
-                                     "pid": job.pid, "escaped": True, "status": status})
+    status = (
+        f"still running as job {job.id} (pid {job.pid})"
+        if job.running
+        else f"job {job.id} (pid {job.pid}) ended, exit code {job.exit_code}"
+    )
+    return ToolOutput(
+        body,
+        details={
+            "job_id": job.id,
+            "running": job.running,
+            "exit_code": job.exit_code,
+            "pid": job.pid,
+            "escaped": True,
+            "status": status,
+        },
+    )
 
 
 class JobOutputParams(Params):
@@ -151,8 +164,10 @@ class JobKillParams(Params):
 
 class JobKillTool:
     name = "job_kill"
-    description = ("Stop a background job (or a process listed as a job after it outlived its command): "
-                   "its whole process group and every process it started get TERM, then KILL after 2 s.")
+    description = (
+        "Stop a background job (or a process listed as a job after it outlived its command): "
+        "its whole process group and every process it started get TERM, then KILL after 2 s."
+    )
     params = JobKillParams
     read_only = False
 

@@ -39,8 +39,18 @@ FS_TRUNCATE = 1 << 14  # ABI 3
 NET_CONNECT_TCP = 1 << 1  # ABI 4
 SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
 
-_WRITE_ABI1 = (FS_WRITE_FILE | FS_REMOVE_DIR | FS_REMOVE_FILE | FS_MAKE_CHAR | FS_MAKE_DIR | FS_MAKE_REG
-               | FS_MAKE_SOCK | FS_MAKE_FIFO | FS_MAKE_BLOCK | FS_MAKE_SYM)
+_WRITE_ABI1 = (
+    FS_WRITE_FILE
+    | FS_REMOVE_DIR
+    | FS_REMOVE_FILE
+    | FS_MAKE_CHAR
+    | FS_MAKE_DIR
+    | FS_MAKE_REG
+    | FS_MAKE_SOCK
+    | FS_MAKE_FIFO
+    | FS_MAKE_BLOCK
+    | FS_MAKE_SYM
+)
 _FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE
 _NEVER_GRANTED = FS_MAKE_CHAR | FS_MAKE_BLOCK  # device nodes: no coding task needs them
 
@@ -63,12 +73,20 @@ class _Libc:
         self.unshare = libc.unshare
         self.unshare.argtypes = [ctypes.c_int]
         self.mount = libc.mount
-        self.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
-                               ctypes.c_void_p]
+        self.mount.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_ulong,
+            ctypes.c_void_p,
+        ]
 
         class RulesetAttr(ctypes.Structure):
-            _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                        ("scoped", ctypes.c_uint64)]
+            _fields_ = [
+                ("handled_access_fs", ctypes.c_uint64),
+                ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64),
+            ]
 
         class PathBeneath(ctypes.Structure):
             _pack_ = 1

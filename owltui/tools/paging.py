@@ -19,12 +19,30 @@ from typing import Any
 from owltui.agent.paging import CHUNK, NOTICE_BYTES, Page, Resume, Stopped, render_page
 from owltui.agent.paging import read_page as _read_page
 from owltui.agent.tool import ToolError
+from owltui.tools.base import MAX_BYTES, MAX_LINES, open_regular
+from owltui.tools.textcodec import (
+    HEAD_BYTES,
+    UTF8,
+    Encoding,
+    head_text,
+    line_ending,
+    read_head,
+    sniff,
+    visible,
+)
 
-from .base import MAX_BYTES, MAX_LINES, open_regular
-from .textcodec import HEAD_BYTES, UTF8, Encoding, head_text, line_ending, read_head, sniff, visible
-
-__all__ = ["CHUNK", "NOTICE_BYTES", "Page", "Resume", "Stopped", "open_text", "page_text", "read_page",
-           "read_resume", "text_page"]
+__all__ = [
+    "CHUNK",
+    "NOTICE_BYTES",
+    "Page",
+    "Resume",
+    "Stopped",
+    "open_text",
+    "page_text",
+    "read_page",
+    "read_resume",
+    "text_page",
+]
 
 
 def open_text(path: Path, shown: str, refusal: str) -> tuple[int, Encoding, bytes, int]:

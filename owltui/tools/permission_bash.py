@@ -12,11 +12,18 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from .always_rules import proposed_bash
-from .base import is_inside
-from .permission_model import Review
-from .permission_rules import RULES_FILE, Rules, could_match, rule_matches, static_prefix, subjects
-from .shell_parse import Analysis, Command, analyze
+from owltui.tools.always_rules import proposed_bash
+from owltui.tools.base import is_inside
+from owltui.tools.permission_model import Review
+from owltui.tools.permission_rules import (
+    RULES_FILE,
+    Rules,
+    could_match,
+    rule_matches,
+    static_prefix,
+    subjects,
+)
+from owltui.tools.shell_parse import Analysis, Command, analyze
 
 SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})
 
@@ -43,8 +50,9 @@ def _cwds(workspace: Path, a: Analysis) -> set[Path] | None:
     return cwds
 
 
-def redirect_problems(workspace: Path, a: Analysis,
-                      protected_reason: Callable[[Path], str | None]) -> tuple[list[str], list[str]]:
+def redirect_problems(
+    workspace: Path, a: Analysis, protected_reason: Callable[[Path], str | None]
+) -> tuple[list[str], list[str]]:
     """(writes outside the workspace or not known, writes into protected configuration)."""
     outside: list[str] = []
     protected: list[str] = []
@@ -107,8 +115,15 @@ def deny_bash(rules: Rules, a: Analysis) -> tuple[str | None, list[str]]:
     return None, list(dict.fromkeys(doubts))
 
 
-def review_bash(command: str, *, workspace: Path, rules: Rules, mode: str,
-                protected_reason: Callable[[Path], str | None], unconfined: Callable[[], bool]) -> Review:
+def review_bash(
+    command: str,
+    *,
+    workspace: Path,
+    rules: Rules,
+    mode: str,
+    protected_reason: Callable[[Path], str | None],
+    unconfined: Callable[[], bool],
+) -> Review:
     """The verdict on running ``command``. ``unconfined()``: the command would run without a
     sandbox although the user did not turn it off (then it always asks)."""
     a = analyze(command)

@@ -15,17 +15,20 @@ import time
 from pathlib import Path
 
 from owltui.agent.messages import ToolCall
-
-from .base import is_inside, resolve_path
-from .permission_rules import RULES_FILE
+from owltui.tools.base import is_inside, resolve_path
+from owltui.tools.permission_rules import RULES_FILE
 
 INODE_TTL = 2.0  # seconds a scan of the denied files' inodes is reused
 
 
 def protected_paths(workspace: Path, config_dir: Path | None = None) -> list[Path]:
     """The protected configuration of ``workspace`` (for the sandbox: keep these read-only)."""
-    paths = [workspace / ".owltui", workspace / ".git" / "config", workspace / ".git" / "config.worktree",
-             workspace / ".git" / "hooks"]
+    paths = [
+        workspace / ".owltui",
+        workspace / ".git" / "config",
+        workspace / ".git" / "config.worktree",
+        workspace / ".git" / "hooks",
+    ]
     gitfile = workspace / ".git"
     if gitfile.is_file():  # a worktree or submodule: .git names the real git directory
         try:
@@ -80,8 +83,10 @@ class PathGuard:
     def __init__(self, workspace: Path, config_dir: Path) -> None:
         self.workspace = workspace
         self.real_workspace = Path(os.path.realpath(workspace))
-        self._protected = [(Path(os.path.realpath(p)), protected_why(p, config_dir))
-                           for p in protected_paths(workspace, config_dir)]
+        self._protected = [
+            (Path(os.path.realpath(p)), protected_why(p, config_dir))
+            for p in protected_paths(workspace, config_dir)
+        ]
         self._inodes: tuple[float, frozenset[tuple[int, int]]] | None = None
 
     def protected_reason(self, path: Path) -> str | None:
@@ -199,6 +204,7 @@ class PathGuard:
         except OSError:
             return None
         if st.st_nlink > 1 and (st.st_dev, st.st_ino) in self._denied_inodes(patterns):
-            return (f"Refused: {path.name} is a hard link to a file the [deny] read rules in {RULES_FILE} "
-                    "cover.")
+            return (
+                f"Refused: {path.name} is a hard link to a file the [deny] read rules in {RULES_FILE} cover."
+            )
         return None

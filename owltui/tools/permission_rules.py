@@ -18,8 +18,8 @@ from typing import Any
 
 import tomli_w
 
-from .fs import atomic_write
-from .shell_parse import Command, Word
+from owltui.tools.fs import atomic_write
+from owltui.tools.shell_parse import Command, Word
 
 log = logging.getLogger(__name__)
 

@@ -60,8 +60,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from owltui.agent.messages import ToolCall
-
-from .always_rules import (
+from owltui.tools.always_rules import (
     EXACT_PROGRAMS,
     EXACT_SUBCOMMANDS,
     INTERPRETERS,
@@ -69,10 +68,10 @@ from .always_rules import (
     RUNNER_SUBCOMMANDS,
     SUBCOMMAND_PROGRAMS,
 )
-from .permission_bash import SAFE_DEVICES, review_bash
-from .permission_model import EDIT_TOOLS, FREE_TOOLS, MODES, READ_TOOLS, Answer, Ask, Mode, Review
-from .permission_paths import INODE_TTL, PathGuard, default_config_dir, protected_paths
-from .permission_rules import (
+from owltui.tools.permission_bash import SAFE_DEVICES, review_bash
+from owltui.tools.permission_model import EDIT_TOOLS, FREE_TOOLS, MODES, READ_TOOLS, Answer, Ask, Mode, Review
+from owltui.tools.permission_paths import INODE_TTL, PathGuard, default_config_dir, protected_paths
+from owltui.tools.permission_rules import (
     GLOB_CHARS,
     RULES_FILE,
     SYSTEM_DIRS,
@@ -84,10 +83,30 @@ from .permission_rules import (
 )
 
 __all__ = [
-    "EDIT_TOOLS", "EXACT_PROGRAMS", "EXACT_SUBCOMMANDS", "FREE_TOOLS", "GLOB_CHARS", "INODE_TTL",
-    "INTERPRETERS", "MODES", "READ_TOOLS", "RULES_FILE", "RUNNER_PROGRAMS", "RUNNER_SUBCOMMANDS",
-    "SAFE_DEVICES", "SUBCOMMAND_PROGRAMS", "SYSTEM_DIRS", "Answer", "Ask", "Mode", "PermissionPolicy",
-    "Review", "Rules", "escape_glob", "protected_paths", "rule_matches",
+    "EDIT_TOOLS",
+    "EXACT_PROGRAMS",
+    "EXACT_SUBCOMMANDS",
+    "FREE_TOOLS",
+    "GLOB_CHARS",
+    "INODE_TTL",
+    "INTERPRETERS",
+    "MODES",
+    "READ_TOOLS",
+    "RULES_FILE",
+    "RUNNER_PROGRAMS",
+    "RUNNER_SUBCOMMANDS",
+    "SAFE_DEVICES",
+    "SUBCOMMAND_PROGRAMS",
+    "SYSTEM_DIRS",
+    "Answer",
+    "Ask",
+    "Mode",
+    "PermissionPolicy",
+    "Review",
+    "Rules",
+    "escape_glob",
+    "protected_paths",
+    "rule_matches",
 ]
 
 log = logging.getLogger(__name__)
@@ -99,9 +118,16 @@ class PermissionPolicy:
     ``review(call)`` gives the verdict without asking (what an approval should show), and
     ``proposed_rules(call)`` what an "always" answer would save."""
 
-    def __init__(self, workspace: Path, mode: Mode | str = "ask", ask: Ask | None = None, *,
-                 sandbox_enforced: bool | Callable[[], bool] = True, sandbox_off: bool = False,
-                 config_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        mode: Mode | str = "ask",
+        ask: Ask | None = None,
+        *,
+        sandbox_enforced: bool | Callable[[], bool] = True,
+        sandbox_off: bool = False,
+        config_dir: Path | None = None,
+    ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
         self.workspace = workspace
@@ -168,17 +194,23 @@ class PermissionPolicy:
             command = call.arguments.get("command")
             if not isinstance(command, str):
                 return Review("ask", "run bash", notes=["no command given"])
-            return review_bash(command, workspace=self.workspace, rules=self.rules, mode=self.mode,
-                               protected_reason=self.protected_reason,
-                               unconfined=lambda: not self._sandboxed() and not self.sandbox_off)
+            return review_bash(
+                command,
+                workspace=self.workspace,
+                rules=self.rules,
+                mode=self.mode,
+                protected_reason=self.protected_reason,
+                unconfined=lambda: not self._sandboxed() and not self.sandbox_off,
+            )
         subject, outside, path = self.paths.target(call)
         forms = [subject] if subject is not None else []
         if path is not None:  # through symlinks too
             forms += [f for f in self.paths.path_forms(path) if f != subject]
         for pattern in self.rules.deny.get(name, []):
             if pattern == "*" or any(fnmatch.fnmatchcase(f, pattern) for f in forms):
-                return Review("refuse", f"Refused: the deny rule {name} = {pattern!r} in {RULES_FILE} "
-                                        "blocks this call.")
+                return Review(
+                    "refuse", f"Refused: the deny rule {name} = {pattern!r} in {RULES_FILE} blocks this call."
+                )
         if name in READ_TOOLS and path is not None:
             why = self.read_denied(path)
             if why is not None:
@@ -190,13 +222,17 @@ class PermissionPolicy:
                 exact = any(p == subject or p in (str(path), os.path.realpath(path)) for p in allow)
                 if exact:
                     return Review("allow")
-                return Review("ask", f"{name} {subject}: {prot}", forced=True, protected=prot,
-                              notes=[f"protected: {prot}"])
+                return Review(
+                    "ask",
+                    f"{name} {subject}: {prot}",
+                    forced=True,
+                    protected=prot,
+                    notes=[f"protected: {prot}"],
+                )
         if free or self.mode == "yolo":
             return Review("allow")
         if outside:
-            return Review("ask", f"{name} outside the workspace: {subject}",
-                          notes=["outside the workspace"])
+            return Review("ask", f"{name} outside the workspace: {subject}", notes=["outside the workspace"])
         if "*" in allow or (subject is not None and any(fnmatch.fnmatchcase(subject, p) for p in allow)):
             return Review("allow")
         if self.mode == "edits" and name in EDIT_TOOLS:
@@ -206,12 +242,13 @@ class PermissionPolicy:
 
     def _review_mcp(self, name: str, free: bool) -> Review:
         """MCP tools ask by default; ``[allow] mcp = ["SERVER/*", "SERVER/TOOL"]``, deny likewise."""
-        from .mcp.names import proposed_rule, rule_subject, rule_verdict
+        from owltui.tools.mcp.names import proposed_rule, rule_subject, rule_verdict
 
         verdict = rule_verdict(name, self.rules.allow.get("mcp", []), self.rules.deny.get("mcp", []))
         if verdict == "deny":
-            return Review("refuse",
-                          f"Refused: a [deny] mcp rule in {RULES_FILE} blocks {rule_subject(name)}.")
+            return Review(
+                "refuse", f"Refused: a [deny] mcp rule in {RULES_FILE} blocks {rule_subject(name)}."
+            )
         if verdict == "allow" or free or self.mode == "yolo":
             return Review("allow")
         return Review("ask", f"run {name}", rules=[proposed_rule(name) or "*"])
@@ -238,13 +275,18 @@ class PermissionPolicy:
     def _nobody_to_ask(self, call: ToolCall, verdict: Review) -> str:
         why = f" ({'; '.join(verdict.notes)})" if verdict.notes else ""
         if verdict.protected is not None:
-            return (f"Refused: {verdict.reason} needs an explicit approval and nobody can approve it "
-                    f"here. To allow it anyway, name the path exactly in {RULES_FILE}, e.g. "
-                    f'[allow] {call.name} = ["{call.arguments.get("path")}"].')
+            return (
+                f"Refused: {verdict.reason} needs an explicit approval and nobody can approve it "
+                f"here. To allow it anyway, name the path exactly in {RULES_FILE}, e.g. "
+                f'[allow] {call.name} = ["{call.arguments.get("path")}"].'
+            )
         if verdict.forced:
-            return (f"Refused: {call.name} needs approval even with --yes{why}, and nobody can "
-                    "approve it here.")
+            return (
+                f"Refused: {call.name} needs approval even with --yes{why}, and nobody can approve it here."
+            )
         example = verdict.rules[0] if verdict.rules else "*"
-        return (f"Refused: {call.name} needs approval ({verdict.reason}){why} and nobody can approve "
-                f"it here. Run with --yes, or allow it with a rule in {RULES_FILE}, e.g. "
-                f'[allow] {call.name} = ["{example}"].')
+        return (
+            f"Refused: {call.name} needs approval ({verdict.reason}){why} and nobody can approve "
+            f"it here. Run with --yes, or allow it with a rule in {RULES_FILE}, e.g. "
+            f'[allow] {call.name} = ["{example}"].'
+        )

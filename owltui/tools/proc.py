@@ -29,12 +29,12 @@ from typing import Protocol, TextIO
 
 import anyio
 
-from .base import MAX_BYTES, MAX_LINES
-from .proc_signals import group_alive as group_alive
-from .proc_signals import signal_group
-from .reaper import MARK, REAPER, become_subreaper
-from .sandbox import SandboxPolicy, child_env
-from .sanitize import StreamSanitizer
+from owltui.tools.base import MAX_BYTES, MAX_LINES
+from owltui.tools.proc_signals import group_alive as group_alive
+from owltui.tools.proc_signals import signal_group
+from owltui.tools.reaper import MARK, REAPER, become_subreaper
+from owltui.tools.sandbox import SandboxPolicy, child_env
+from owltui.tools.sanitize import StreamSanitizer
 
 KILL_GRACE = 2.0
 HEAD_CHARS, HEAD_LINES = 20_000, 800
@@ -192,9 +192,16 @@ def _shell() -> str:
 class Proc:
     """One running shell command. ``version`` changes whenever output arrives or the command ends."""
 
-    def __init__(self, command: str, cwd: Path, spill_dir: Path | None = None, *,
-                 sandbox: SandboxPolicy | None = None, sandboxed: bool = True,
-                 scrubber: Scrubber | None = None) -> None:
+    def __init__(
+        self,
+        command: str,
+        cwd: Path,
+        spill_dir: Path | None = None,
+        *,
+        sandbox: SandboxPolicy | None = None,
+        sandboxed: bool = True,
+        scrubber: Scrubber | None = None,
+    ) -> None:
         """``sandbox`` confines the command (None: no sandbox, as does ``sandboxed=False`` — the
         one-off re-run the user approved); its ``env_keep`` applies either way."""
         env = sandbox.child_env() if sandbox is not None else child_env(os.environ)
@@ -359,4 +366,3 @@ class Proc:
         if self.sink.path is not None:
             with contextlib.suppress(OSError):
                 self.sink.path.unlink()
-

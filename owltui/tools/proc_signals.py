@@ -8,7 +8,7 @@ import os
 import signal
 from collections.abc import Callable, Iterable
 
-from .procfs import descendants
+from owltui.tools.procfs import descendants
 
 
 def signal_pid(pid: int, sig: int) -> None:

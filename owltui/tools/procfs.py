@@ -11,7 +11,6 @@ from dataclasses import dataclass
 MARK = "OWLTUI_PROC"
 
 
-
 @dataclass(frozen=True)
 class Stat:
     pid: int

@@ -49,15 +49,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from .landlock import libc
-from .proc_signals import cont_sync as cont_sync
-from .proc_signals import group_alive, signal_group, signal_pid
-from .proc_signals import stop_sync as stop_sync
-from .procfs import MARK as MARK
-from .procfs import Stat as Stat
-from .procfs import children as children
-from .procfs import children_files, descendants, read_cmdline, read_environ, read_mark, read_stat
-from .procfs import pid_alive as pid_alive
+from owltui.tools.landlock import libc
+from owltui.tools.proc_signals import cont_sync as cont_sync
+from owltui.tools.proc_signals import group_alive, signal_group, signal_pid
+from owltui.tools.proc_signals import stop_sync as stop_sync
+from owltui.tools.procfs import MARK as MARK
+from owltui.tools.procfs import Stat as Stat
+from owltui.tools.procfs import children as children
+from owltui.tools.procfs import children_files, descendants, read_cmdline, read_environ, read_mark, read_stat
+from owltui.tools.procfs import pid_alive as pid_alive
 
 log = logging.getLogger(__name__)
 
@@ -301,8 +301,9 @@ class Reaper:
                     if st.sid != my_sid:  # may be a setsid'd orphan whose mark is gone: reap it later
                         self._strays.add((pid, st.start))
                     continue
-                esc = Escapee(pid, st.start, st.sid, token, read_cmdline(pid), origins[token].command,
-                              time.time())
+                esc = Escapee(
+                    pid, st.start, st.sid, token, read_cmdline(pid), origins[token].command, time.time()
+                )
                 with self._lock:
                     self._escapees[pid] = esc
                     if st.sid != my_sid:
@@ -349,8 +350,9 @@ class Reaper:
     def _prune(self, origins: dict[str, Origin], kids: set[int], live_shells: set[int]) -> None:
         """Forget what can no longer matter: seen pids that are gone, commands that ended with
         nothing of theirs left among OwlTUI's children, zombies that went away."""
-        self._seen = {pid: v for pid, v in self._seen.items() if (st := read_stat(pid)) is not None
-                      and st.start == v[0]}
+        self._seen = {
+            pid: v for pid, v in self._seen.items() if (st := read_stat(pid)) is not None and st.start == v[0]
+        }
         live_tokens = {e.token for e in self._escapees.values()} | {t for _, t in self._seen.values()}
         kid_sids = {st.sid for pid in kids if (st := read_stat(pid)) is not None}
         with self._lock:
@@ -364,8 +366,7 @@ class Reaper:
                     del self._by_sid[origin.pgid]
             tokens = set(self._origins)
             sids = {e.sid for e in self._escapees.values()} | kid_sids
-            self._by_sid = {sid: t for sid, t in self._by_sid.items()
-                            if t in tokens or sid in sids}
+            self._by_sid = {sid: t for sid, t in self._by_sid.items() if t in tokens or sid in sids}
             self._zombies = {k: v for k, v in self._zombies.items() if k[0] in kids}
             self._strays = {k for k in self._strays if k[0] in kids and k not in self._zombies}
             self._env_retried = {k for k in self._env_retried if k[0] in kids}
@@ -382,8 +383,9 @@ class Reaper:
             pids |= descendants([origin.pid])
         return {p for p in pids if pid_alive(p)}
 
-    def terminate_sync(self, pgids: Iterable[int], collect: Callable[[], set[int]],
-                       grace: float = KILL_GRACE) -> float:
+    def terminate_sync(
+        self, pgids: Iterable[int], collect: Callable[[], set[int]], grace: float = KILL_GRACE
+    ) -> float:
         """TERM the groups and every pid ``collect()`` gives (then CONT, so stopped ones see it),
         again for pids that show up as parents die; KILL what is left after ``grace`` s. Reaps the
         zombies and returns the seconds it took."""
@@ -448,7 +450,6 @@ class Reaper:
             self.scan()
             if self.escapees():
                 self.terminate_sync([], lambda: {e.pid for e in self.escapees()}, grace=0.5)
-
 
 
 REAPER = Reaper()

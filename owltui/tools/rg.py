@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .base import require_rg
+from owltui.tools.base import require_rg
 
 # Flags every walk shares: hidden files in, .git out, no user config, no colours.
 WALK_FLAGS = ["--no-config", "--hidden", "--glob", "!.git", "--color", "never"]

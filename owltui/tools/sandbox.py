@@ -41,14 +41,35 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from .landlock import DEVICE_DIRS, DEVICES, Landlock, landlock_abi, ruleset
-from .sandbox_blocked import explain_blocked, inside
-from .sandbox_child import ROOT_KEEPS, Capabilities, Plan, capabilities, child_setup, last_cap, mount_flags
-from .sandbox_env import PROVIDER_KEY_VARS, SECRET_NAME, child_env
+from owltui.tools.landlock import DEVICE_DIRS, DEVICES, Landlock, landlock_abi, ruleset
+from owltui.tools.sandbox_blocked import explain_blocked, inside
+from owltui.tools.sandbox_child import (
+    ROOT_KEEPS,
+    Capabilities,
+    Plan,
+    capabilities,
+    child_setup,
+    last_cap,
+    mount_flags,
+)
+from owltui.tools.sandbox_env import PROVIDER_KEY_VARS, SECRET_NAME, child_env
 
-__all__ = ["DEVICES", "DEVICE_DIRS", "PROTECTED_IN_WORKSPACE", "PROVIDER_KEY_VARS", "SANDBOX_MODES",
-           "SECRET_NAME", "WRITABLE_SYSTEM", "Capabilities", "SandboxMode", "SandboxPolicy", "capabilities",
-           "child_env", "explain_blocked", "landlock_abi"]
+__all__ = [
+    "DEVICES",
+    "DEVICE_DIRS",
+    "PROTECTED_IN_WORKSPACE",
+    "PROVIDER_KEY_VARS",
+    "SANDBOX_MODES",
+    "SECRET_NAME",
+    "WRITABLE_SYSTEM",
+    "Capabilities",
+    "SandboxMode",
+    "SandboxPolicy",
+    "capabilities",
+    "child_env",
+    "explain_blocked",
+    "landlock_abi",
+]
 
 SandboxMode = Literal["workspace-write", "read-only", "off"]
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
@@ -68,10 +89,19 @@ class SandboxPolicy:
     ``landlock=False``); ``userns`` forces the user-namespace path even as root.
     """
 
-    def __init__(self, mode: SandboxMode | str = "workspace-write", workspace: Path | str = ".", *,
-                 writable: Iterable[str | Path] = (), network: bool = True, env_keep: Iterable[str] = (),
-                 protected: Iterable[str | Path] = (), landlock: bool | None = None,
-                 namespaces: bool | None = None, userns: bool | None = None) -> None:
+    def __init__(
+        self,
+        mode: SandboxMode | str = "workspace-write",
+        workspace: Path | str = ".",
+        *,
+        writable: Iterable[str | Path] = (),
+        network: bool = True,
+        env_keep: Iterable[str] = (),
+        protected: Iterable[str | Path] = (),
+        landlock: bool | None = None,
+        namespaces: bool | None = None,
+        userns: bool | None = None,
+    ) -> None:
         if mode not in SANDBOX_MODES:
             raise ValueError(f"unknown sandbox mode {mode!r}; expected one of {', '.join(SANDBOX_MODES)}")
         self.mode: str = mode
@@ -140,15 +170,21 @@ class SandboxPolicy:
         if self.mode == "off":
             return ["the sandbox is off: commands run with all of your permissions"]
         if not self.enforced:
-            notes.append("this kernel has no Landlock, so commands cannot be sandboxed: every command asks "
-                         "for approval (print mode refuses them unless --sandbox off is given)")
+            notes.append(
+                "this kernel has no Landlock, so commands cannot be sandboxed: every command asks "
+                "for approval (print mode refuses them unless --sandbox off is given)"
+            )
             return notes
         if self.mode == "workspace-write" and not self.namespaces:
-            notes.append("user namespaces are not allowed here: .git/config, .git/hooks/ and .owltui/ are "
-                         "protected by approval only, not by the sandbox")
+            notes.append(
+                "user namespaces are not allowed here: .git/config, .git/hooks/ and .owltui/ are "
+                "protected by approval only, not by the sandbox"
+            )
         if not self.network and self.abi < 4:
-            notes.append(f"sandbox_network = false needs Landlock ABI 4 (this kernel has {self.abi}): "
-                         "commands may still use the network")
+            notes.append(
+                f"sandbox_network = false needs Landlock ABI 4 (this kernel has {self.abi}): "
+                "commands may still use the network"
+            )
         missing = [str(p) for p in self.writable if not p.exists()]
         if missing:
             notes.append(f"sandbox_writable paths that do not exist are ignored: {', '.join(missing)}")
@@ -219,9 +255,15 @@ class SandboxPolicy:
             drop: Sequence[int] = ()
             if mounts and not self.userns:
                 drop = [c for c in range(last_cap() + 1) if c not in ROOT_KEEPS]
-            plan = Plan(userns=self.userns, unshare=bool(mounts), mounts=mounts, drop_caps=drop,
-                        landlock=self._landlock(), cwd=os.fsencode(str(cwd)),
-                        ids=(os.getuid(), os.getgid()))
+            plan = Plan(
+                userns=self.userns,
+                unshare=bool(mounts),
+                mounts=mounts,
+                drop_caps=drop,
+                landlock=self._landlock(),
+                cwd=os.fsencode(str(cwd)),
+                ids=(os.getuid(), os.getgid()),
+            )
             setup = self._setups[key] = child_setup(plan)
         return setup
 
@@ -232,4 +274,3 @@ class SandboxPolicy:
         if not self.enforced:
             return None
         return explain_blocked(self, output, Path(cwd) if cwd is not None else self.workspace)
-

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Protocol
 
-from .landlock import DEVICES
+from owltui.tools.landlock import DEVICES
 
 
 def inside(path: Path, root: Path) -> bool:
@@ -38,13 +38,17 @@ class Confinement(Protocol):
     def writable_roots(self) -> list[Path]: ...
 
 
-_DENIED = re.compile(r"read-only file system|permission denied|operation not permitted|"
-                     r"device or resource busy|EACCES|EROFS|EPERM|EBUSY|errno 13|errno 30|errno 1\b",
-                     re.IGNORECASE)
+_DENIED = re.compile(
+    r"read-only file system|permission denied|operation not permitted|"
+    r"device or resource busy|EACCES|EROFS|EPERM|EBUSY|errno 13|errno 30|errno 1\b",
+    re.IGNORECASE,
+)
 _NET = re.compile(r"connect|connection|network|socket", re.IGNORECASE)
 _QUOTED = re.compile(r"['\"‘’`“]([^'\"‘’`“”\n]{1,4096})['\"‘’`”]")
-_BARE = re.compile(r"(?:^|[\s:=(])((?:~|\.{1,2})?/[^\s:'\"`,;()]*|\.{1,2}(?=[\s:'\"]|$)|"
-                   r"[A-Za-z0-9_.@+-]+/[^\s:'\"`,;()]*|\.[A-Za-z0-9_][^\s:'\"`,;()/]*)")
+_BARE = re.compile(
+    r"(?:^|[\s:=(])((?:~|\.{1,2})?/[^\s:'\"`,;()]*|\.{1,2}(?=[\s:'\"]|$)|"
+    r"[A-Za-z0-9_.@+-]+/[^\s:'\"`,;()]*|\.[A-Za-z0-9_][^\s:'\"`,;()/]*)"
+)
 
 
 def _candidates(line: str) -> list[str]:
@@ -106,18 +110,24 @@ def explain_blocked(policy: Confinement, output: str, cwd: Path) -> str | None:
     parts: list[str] = []
     if protected:
         names = ", ".join(_show(p, policy.workspace) for p in protected[:3])
-        parts.append(f"blocked by the sandbox: {names} is protected configuration (read-only for commands, "
-                     "also as root); ask the user to make this change")
+        parts.append(
+            f"blocked by the sandbox: {names} is protected configuration (read-only for commands, "
+            "also as root); ask the user to make this change"
+        )
     if readonly:
         names = ", ".join(_show(p, policy.workspace) for p in readonly[:3])
-        parts.append(f"blocked by the sandbox: it is read-only (sandbox = \"read-only\"), so {names} cannot "
-                     "be written; the user can run with --sandbox workspace-write or --sandbox off")
+        parts.append(
+            f'blocked by the sandbox: it is read-only (sandbox = "read-only"), so {names} cannot '
+            "be written; the user can run with --sandbox workspace-write or --sandbox off"
+        )
     if outside:
         dirs = sorted({str(_suggest(p)) for p in outside[:3]})
         listed = ", ".join(f'"{d}"' for d in dirs)
-        parts.append(f"blocked by the sandbox: writes outside the workspace are not allowed "
-                     f"({', '.join(str(p) for p in outside[:3])}); the user can allow this path with "
-                     f"sandbox_writable = [{listed}] in the config file, or run OwlTUI with --sandbox off")
+        parts.append(
+            f"blocked by the sandbox: writes outside the workspace are not allowed "
+            f"({', '.join(str(p) for p in outside[:3])}); the user can allow this path with "
+            f"sandbox_writable = [{listed}] in the config file, or run OwlTUI with --sandbox off"
+        )
     if network:
         parts.append("blocked by the sandbox: network connections are not allowed (sandbox_network = false)")
     return "\n".join(parts) if parts else None

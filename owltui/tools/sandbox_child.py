@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .landlock import (
+from owltui.tools.landlock import (
     RULE_PATH_BENEATH,
     SYS_ADD_RULE,
     SYS_CREATE_RULESET,
@@ -84,12 +84,25 @@ def _probe_namespaces(userns: bool) -> tuple[bool, str]:
     """Start ``true`` in a new mount (and user) namespace with a private, bound mount, as commands will."""
     import subprocess
 
-    plan = Plan(userns=userns, unshare=True, mounts=[], drop_caps=(), landlock=None, cwd=b"/",
-                ids=(os.getuid(), os.getgid()))
+    plan = Plan(
+        userns=userns,
+        unshare=True,
+        mounts=[],
+        drop_caps=(),
+        landlock=None,
+        cwd=b"/",
+        ids=(os.getuid(), os.getgid()),
+    )
     true = "/bin/true" if os.path.exists("/bin/true") else "true"
     try:
-        proc = subprocess.run([true], stdin=subprocess.DEVNULL, capture_output=True,
-                              preexec_fn=child_setup(plan), timeout=10, check=False)
+        proc = subprocess.run(
+            [true],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            preexec_fn=child_setup(plan),
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return False, str(exc)
     if proc.returncode != 0:
@@ -127,8 +140,10 @@ class Plan:
 
 
 def _fail_in_child(step: str, err: int) -> None:
-    msg = (f"owltui: the sandbox could not be set up ({step}: {os.strerror(err)}); the command did not run "
-           "(the user can run OwlTUI with --sandbox off).\n")
+    msg = (
+        f"owltui: the sandbox could not be set up ({step}: {os.strerror(err)}); the command did not run "
+        "(the user can run OwlTUI with --sandbox off).\n"
+    )
     try:
         os.write(2, msg.encode())
     finally:
@@ -230,10 +245,14 @@ def mount_flags(path: str) -> int:
         f = os.statvfs(path).f_flag
     except OSError:
         return flags
-    for st_flag, ms_flag in ((os.ST_NOSUID, _MS_NOSUID), (os.ST_NODEV, _MS_NODEV), (os.ST_NOEXEC, _MS_NOEXEC),
-                             (getattr(os, "ST_NOATIME", 1024), _MS_NOATIME),
-                             (getattr(os, "ST_NODIRATIME", 2048), _MS_NODIRATIME),
-                             (getattr(os, "ST_RELATIME", 4096), _MS_RELATIME)):
+    for st_flag, ms_flag in (
+        (os.ST_NOSUID, _MS_NOSUID),
+        (os.ST_NODEV, _MS_NODEV),
+        (os.ST_NOEXEC, _MS_NOEXEC),
+        (getattr(os, "ST_NOATIME", 1024), _MS_NOATIME),
+        (getattr(os, "ST_NODIRATIME", 2048), _MS_NODIRATIME),
+        (getattr(os, "ST_RELATIME", 4096), _MS_RELATIME),
+    ):
         if f & st_flag:
             flags |= ms_flag
     return flags

@@ -27,8 +27,11 @@ def child_env(base: Mapping[str, str], keep: Iterable[str] = ()) -> dict[str, st
 
     out: dict[str, str] = {}
     for name, value in base.items():
-        secret = name in PROVIDER_KEY_VARS or SECRET_NAME.search(name) is not None \
+        secret = (
+            name in PROVIDER_KEY_VARS
+            or SECRET_NAME.search(name) is not None
             or (name.endswith("_URL") and _URL_CREDENTIALS.search(value) is not None)
+        )
         if not secret or kept(name):
             out[name] = value
     return out

@@ -19,14 +19,13 @@ from pathlib import Path
 from pydantic import Field
 
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
-
-from .base import Params, display_path, resolve_path, utf8_len
-from .fs import in_thread
-from .grep_output import MAX_LINE_CHARS, MAX_MATCHES, PAGE_BYTES, GrepOutput
-from .rg import WALK_FLAGS, RgError, list_files, rg_arg, run_rg
-from .search_globs import GlobPlan as GlobPlan
-from .search_globs import glob_regex, plan_glob, relative_to
-from .textcodec import show_name
+from owltui.tools.base import Params, display_path, resolve_path, utf8_len
+from owltui.tools.fs import in_thread
+from owltui.tools.grep_output import MAX_LINE_CHARS, MAX_MATCHES, PAGE_BYTES, GrepOutput
+from owltui.tools.rg import WALK_FLAGS, RgError, list_files, rg_arg, run_rg
+from owltui.tools.search_globs import GlobPlan as GlobPlan
+from owltui.tools.search_globs import glob_regex, plan_glob, relative_to
+from owltui.tools.textcodec import show_name
 
 MAX_FIND = 1000
 MAX_LS = 500
@@ -58,7 +57,6 @@ class GrepParams(Params):
         "(never brings back ignored files); '!*.min.js' leaves files out.",
     )
     ignore_case: bool = Field(False, description="Match case-insensitively.")
-
 
 
 class GrepTool:
@@ -175,8 +173,13 @@ def _paged(items: list[str], offset: int, cap: int, noun: str) -> tuple[str, int
     return body, len(shown), more
 
 
-def _find(pattern: str, root: Path, workspace: Path, stop: threading.Event,
-          denied: Callable[[Path], object] | None = None) -> list[str]:
+def _find(
+    pattern: str,
+    root: Path,
+    workspace: Path,
+    stop: threading.Event,
+    denied: Callable[[Path], object] | None = None,
+) -> list[str]:
     plan = plan_glob(pattern)
     base = rg_arg(root, workspace)
     search = root / plan.subdir if plan.subdir else root

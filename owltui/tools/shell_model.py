@@ -54,8 +54,9 @@ class Analysis:
     error: str | None = None
 
 
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh",
-                    "fish", "csh", "tcsh"})
+SHELLS = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh", "fish", "csh", "tcsh"}
+)
 # Setting these changes what later commands run (PATH, preloads, startup files, configuration).
 _DANGEROUS_VARS = re.compile(
     r"PATH|LD_\w*|DYLD_\w*|BASH_ENV|ENV|BASH_FUNC_\w*|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|IFS|"
@@ -67,27 +68,166 @@ _DANGEROUS_VARS = re.compile(
 )
 NAME_VALUE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=(.*)", re.S)
 # Programs that never run their arguments as commands: no "possible" commands from their words.
-SAFE_ARGS = frozenset({
-    "echo", "printf", "cat", "tac", "head", "tail", "less", "more", "wc", "sort", "uniq", "cut", "paste",
-    "tr", "nl", "fold", "fmt", "column", "grep", "egrep", "fgrep", "rg", "ag", "ack", "ls", "tree", "du",
-    "df", "stat", "file", "which", "whereis", "type", "pwd", "basename", "dirname", "readlink",
-    "realpath", "mkdir", "rmdir", "rm", "cp", "mv", "ln", "chmod", "chown", "chgrp", "touch",
-    "truncate", "diff", "cmp", "comm", "md5sum", "sha1sum", "sha256sum", "sha512sum", "base64", "jq",
-    "yq", "date", "id", "whoami", "uname", "hostname", "printenv", "true", "false", "test", "[", ":",
-    "cd", "pushd", "popd", "export", "unset", "read", "wait", "kill", "tee", "sleep", "seq", "yes",
-    "man", "help", "history", "shift", "exit", "return", "break", "continue", "set", "shopt", "umask",
-    "ulimit", "jobs", "fg", "bg", "disown",
-})
+SAFE_ARGS = frozenset(
+    {
+        "echo",
+        "printf",
+        "cat",
+        "tac",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "wc",
+        "sort",
+        "uniq",
+        "cut",
+        "paste",
+        "tr",
+        "nl",
+        "fold",
+        "fmt",
+        "column",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "ack",
+        "ls",
+        "tree",
+        "du",
+        "df",
+        "stat",
+        "file",
+        "which",
+        "whereis",
+        "type",
+        "pwd",
+        "basename",
+        "dirname",
+        "readlink",
+        "realpath",
+        "mkdir",
+        "rmdir",
+        "rm",
+        "cp",
+        "mv",
+        "ln",
+        "chmod",
+        "chown",
+        "chgrp",
+        "touch",
+        "truncate",
+        "diff",
+        "cmp",
+        "comm",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "sha512sum",
+        "base64",
+        "jq",
+        "yq",
+        "date",
+        "id",
+        "whoami",
+        "uname",
+        "hostname",
+        "printenv",
+        "true",
+        "false",
+        "test",
+        "[",
+        ":",
+        "cd",
+        "pushd",
+        "popd",
+        "export",
+        "unset",
+        "read",
+        "wait",
+        "kill",
+        "tee",
+        "sleep",
+        "seq",
+        "yes",
+        "man",
+        "help",
+        "history",
+        "shift",
+        "exit",
+        "return",
+        "break",
+        "continue",
+        "set",
+        "shopt",
+        "umask",
+        "ulimit",
+        "jobs",
+        "fg",
+        "bg",
+        "disown",
+    }
+)
 # git subcommands that take no command to run (the others, e.g. bisect run, rebase -x, submodule
 # foreach, or a global -c, may).
-GIT_SAFE = frozenset({
-    "status", "log", "diff", "show", "add", "commit", "branch", "checkout", "switch", "restore",
-    "fetch", "pull", "push", "merge", "tag", "stash", "reset", "remote", "init", "clone", "blame",
-    "grep", "ls-files", "ls-tree", "rev-parse", "rev-list", "describe", "shortlog", "cherry-pick",
-    "revert", "mv", "rm", "clean", "reflog", "apply", "am", "format-patch", "archive", "cat-file",
-    "show-ref", "for-each-ref", "name-rev", "range-diff", "notes", "fsck", "gc", "count-objects",
-    "version", "help", "worktree", "sparse-checkout", "whatchanged",
-})
+GIT_SAFE = frozenset(
+    {
+        "status",
+        "log",
+        "diff",
+        "show",
+        "add",
+        "commit",
+        "branch",
+        "checkout",
+        "switch",
+        "restore",
+        "fetch",
+        "pull",
+        "push",
+        "merge",
+        "tag",
+        "stash",
+        "reset",
+        "remote",
+        "init",
+        "clone",
+        "blame",
+        "grep",
+        "ls-files",
+        "ls-tree",
+        "rev-parse",
+        "rev-list",
+        "describe",
+        "shortlog",
+        "cherry-pick",
+        "revert",
+        "mv",
+        "rm",
+        "clean",
+        "reflog",
+        "apply",
+        "am",
+        "format-patch",
+        "archive",
+        "cat-file",
+        "show-ref",
+        "for-each-ref",
+        "name-rev",
+        "range-diff",
+        "notes",
+        "fsck",
+        "gc",
+        "count-objects",
+        "version",
+        "help",
+        "worktree",
+        "sparse-checkout",
+        "whatchanged",
+    }
+)
 
 
 def is_dangerous_var(name: str) -> bool:
@@ -103,10 +243,26 @@ class Walker(Protocol):
 
     def record(self, words: list[Word], needs_allow: bool, via: str | None, more: bool = False) -> None: ...
 
-    def simple(self, words: list[Word], stdin: Word | None = None, stdin_file: bool = False,
-               needs_allow: bool = True, via: str | None = None, more: bool = False) -> None: ...
+    def simple(
+        self,
+        words: list[Word],
+        stdin: Word | None = None,
+        stdin_file: bool = False,
+        needs_allow: bool = True,
+        via: str | None = None,
+        more: bool = False,
+    ) -> None: ...
 
-    def unwrap(self, name: str, words: list[Word], inner: list[Word] | None, needs_allow: bool,
-               via: str | None, transparent: bool, more: bool = False, check_vars: bool = False) -> None: ...
+    def unwrap(
+        self,
+        name: str,
+        words: list[Word],
+        inner: list[Word] | None,
+        needs_allow: bool,
+        via: str | None,
+        transparent: bool,
+        more: bool = False,
+        check_vars: bool = False,
+    ) -> None: ...
 
     def nested(self, text: str, what: str, transparent: bool = True) -> None: ...

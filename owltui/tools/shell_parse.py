@@ -41,12 +41,31 @@ from __future__ import annotations
 
 import shutil
 
-from .shell_model import GIT_SAFE, MAX_DEPTH, SAFE_ARGS, SHELLS, Analysis, Command, Word, is_dangerous_var
-from .shell_walk import TreeWalker
-from .shell_wrappers import KNOWN_NAMES
+from owltui.tools.shell_model import (
+    GIT_SAFE,
+    MAX_DEPTH,
+    SAFE_ARGS,
+    SHELLS,
+    Analysis,
+    Command,
+    Word,
+    is_dangerous_var,
+)
+from owltui.tools.shell_walk import TreeWalker
+from owltui.tools.shell_wrappers import KNOWN_NAMES
 
-__all__ = ["GIT_SAFE", "KNOWN_NAMES", "MAX_DEPTH", "SAFE_ARGS", "SHELLS", "Analysis", "Command", "Word",
-           "analyze", "is_dangerous_var"]
+__all__ = [
+    "GIT_SAFE",
+    "KNOWN_NAMES",
+    "MAX_DEPTH",
+    "SAFE_ARGS",
+    "SHELLS",
+    "Analysis",
+    "Command",
+    "Word",
+    "analyze",
+    "is_dangerous_var",
+]
 
 
 def analyze(command: str) -> Analysis:

@@ -13,7 +13,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from .shell_model import (
+from owltui.tools.shell_model import (
     GIT_SAFE,
     MAX_DEPTH,
     NAME_VALUE,
@@ -24,8 +24,8 @@ from .shell_model import (
     Word,
     is_dangerous_var,
 )
-from .shell_words import WORDISH, WordReader
-from .shell_wrappers import HANDLERS, shell_command
+from owltui.tools.shell_words import WORDISH, WordReader
+from owltui.tools.shell_wrappers import HANDLERS, shell_command
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -43,15 +43,43 @@ def _parser() -> Parser:
     return _parser_instance
 
 
-_SUBSCRIPT_BUILTINS = frozenset({"read", "mapfile", "readarray", "getopts", "unset", "declare", "typeset",
-                                 "local", "export", "readonly"})
-_CONTAINERS = frozenset({"program", "list", "pipeline", "subshell", "do_group", "else_clause",
-                         "elif_clause", "negated_command", "if_statement", "while_statement"})
+_SUBSCRIPT_BUILTINS = frozenset(
+    {"read", "mapfile", "readarray", "getopts", "unset", "declare", "typeset", "local", "export", "readonly"}
+)
+_CONTAINERS = frozenset(
+    {
+        "program",
+        "list",
+        "pipeline",
+        "subshell",
+        "do_group",
+        "else_clause",
+        "elif_clause",
+        "negated_command",
+        "if_statement",
+        "while_statement",
+    }
+)
 # Pieces tree-sitter leaves loose inside an ERROR node; walked for what they contain.
-_FRAGMENTS = frozenset({"string_content", "heredoc_content", "command_name", "case_item", "array",
-                        "binary_expression", "unary_expression", "parenthesized_expression",
-                        "postfix_expression", "ternary_expression", "variable_name", "subscript",
-                        "file_descriptor", "test_operator", "special_variable_name"})
+_FRAGMENTS = frozenset(
+    {
+        "string_content",
+        "heredoc_content",
+        "command_name",
+        "case_item",
+        "array",
+        "binary_expression",
+        "unary_expression",
+        "parenthesized_expression",
+        "postfix_expression",
+        "ternary_expression",
+        "variable_name",
+        "subscript",
+        "file_descriptor",
+        "test_operator",
+        "special_variable_name",
+    }
+)
 _MOVES = frozenset({"cd", "pushd", "popd"})
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 
@@ -224,7 +252,8 @@ class TreeWalker(WordReader):
             return word, False, after
         if t == "heredoc_redirect":
             start = node.child_by_field_name("heredoc_start") or next(
-                (c for c in node.children if c.type == "heredoc_start"), None)
+                (c for c in node.children if c.type == "heredoc_start"), None
+            )
             quoted = start is not None and any(q in self.text(start) for q in "'\"\\")
             literal: Word | None = None
             for child in node.children:
@@ -279,8 +308,15 @@ class TreeWalker(WordReader):
     def record(self, words: list[Word], needs_allow: bool, via: str | None, more: bool = False) -> None:
         self.collect.append(Command(tuple(words), needs_allow, more, via))
 
-    def simple(self, words: list[Word], stdin: Word | None = None, stdin_file: bool = False,
-               needs_allow: bool = True, via: str | None = None, more: bool = False) -> None:
+    def simple(
+        self,
+        words: list[Word],
+        stdin: Word | None = None,
+        stdin_file: bool = False,
+        needs_allow: bool = True,
+        via: str | None = None,
+        more: bool = False,
+    ) -> None:
         if not words:
             return
         prog = words[0]
@@ -321,8 +357,17 @@ class TreeWalker(WordReader):
         self.maybe(list(args))
 
     # ---- a wrapper's layer -----------------------------------------------------------------
-    def unwrap(self, name: str, words: list[Word], inner: list[Word] | None, needs_allow: bool,
-               via: str | None, transparent: bool, more: bool = False, check_vars: bool = False) -> None:
+    def unwrap(
+        self,
+        name: str,
+        words: list[Word],
+        inner: list[Word] | None,
+        needs_allow: bool,
+        via: str | None,
+        transparent: bool,
+        more: bool = False,
+        check_vars: bool = False,
+    ) -> None:
         """Record the wrapper layer, then the command it runs (``inner``; None = unknown)."""
         self.record(words, needs_allow and not transparent, via, more)
         if inner is None:
@@ -348,8 +393,13 @@ def _join_continuations(text: str, root: Node) -> str | None:
     for m in _CONTINUATION.finditer(data):
         node = root.descendant_for_byte_range(m.start(), m.start() + 1)
         inside = node
-        while inside is not None and inside.type not in ("comment", "raw_string", "heredoc_body", "string",
-                                                         "ansi_c_string"):
+        while inside is not None and inside.type not in (
+            "comment",
+            "raw_string",
+            "heredoc_body",
+            "string",
+            "ansi_c_string",
+        ):
             inside = inside.parent
         if inside is None:
             cuts.append(m.start())
@@ -357,7 +407,7 @@ def _join_continuations(text: str, root: Node) -> str | None:
         return None
     out = bytearray(data)
     for pos in reversed(cuts):
-        del out[pos:pos + 2]
+        del out[pos : pos + 2]
     return out.decode("utf-8", errors="replace")
 
 

@@ -12,19 +12,47 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .shell_model import Analysis, Command, Word, is_dangerous_var
+from owltui.tools.shell_model import Analysis, Command, Word, is_dangerous_var
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
 _ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v"})
-WORDISH = frozenset({"word", "number", "raw_string", "ansi_c_string", "string", "translated_string",
-                     "concatenation", "simple_expansion", "expansion", "command_substitution",
-                     "process_substitution", "arithmetic_expansion", "brace_expression",
-                     "extglob_pattern", "regex"})
+WORDISH = frozenset(
+    {
+        "word",
+        "number",
+        "raw_string",
+        "ansi_c_string",
+        "string",
+        "translated_string",
+        "concatenation",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "brace_expression",
+        "extglob_pattern",
+        "regex",
+    }
+)
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-_ANSI = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
-         "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
 
 
 def _ansi_c(body: str) -> str | None:
@@ -42,13 +70,13 @@ def _ansi_c(body: str) -> str | None:
             out.append(_ANSI[nxt])
             i += 2
         elif nxt in "01234567":
-            m = re.match(r"[0-7]{1,3}", body[i + 1:])
+            m = re.match(r"[0-7]{1,3}", body[i + 1 :])
             assert m is not None
             out.append(chr(int(m.group(), 8) & 0xFF))
             i += 1 + len(m.group())
         elif nxt in "xuU":
             size = {"x": 2, "u": 4, "U": 8}[nxt]
-            m = re.match(rf"[0-9a-fA-F]{{1,{size}}}", body[i + 2:])
+            m = re.match(rf"[0-9a-fA-F]{{1,{size}}}", body[i + 2 :])
             if m is None:
                 return None
             try:
@@ -79,7 +107,7 @@ def _unquoted(text: str) -> tuple[str, bool, str]:
                 mask.append("_")
             i += 2
             continue
-        if ch in "*?" or (ch == "[" and "]" in text[i + 1:]):
+        if ch in "*?" or (ch == "[" and "]" in text[i + 1 :]):
             static = False
         value.append(ch)
         mask.append(ch)
@@ -94,8 +122,11 @@ def _dq_unescape(text: str) -> str:
 
 def numeric_special(node: Node, text: str) -> bool:
     """``$#``, ``$?``, ``$$``, ``$!``: always numbers, so safe in arithmetic."""
-    return node.type in ("simple_expansion", "special_variable_name") and text.lstrip("$") in "#?$!" \
+    return (
+        node.type in ("simple_expansion", "special_variable_name")
+        and text.lstrip("$") in "#?$!"
         and len(text.lstrip("$")) == 1
+    )
 
 
 class WordReader:
@@ -198,8 +229,9 @@ class WordReader:
             if child.type == "subscript":
                 self.subscript(child)
             elif after_colon and child.type != "number":
-                self.hide("a substring offset is arithmetic on variables, which can run hidden code",
-                          opaque=True)
+                self.hide(
+                    "a substring offset is arithmetic on variables, which can run hidden code", opaque=True
+                )
             elif child.type in WORDISH:
                 self.word(child)
             after_colon = False
@@ -282,12 +314,18 @@ class WordReader:
             elif n.type == "test_operator":
                 op = self.text(n)
                 if (double or op == "-v") and op in _ARITH_TEST_OPS:
-                    operands = [c for c in (n.parent.named_children if n.parent else [])
-                                if c.type != "test_operator"]
-                    risky = ["[" in self.text(c) for c in operands] if op == "-v" else [
-                        c.type != "number" and not numeric_special(c, self.text(c)) for c in operands]
+                    operands = [
+                        c for c in (n.parent.named_children if n.parent else []) if c.type != "test_operator"
+                    ]
+                    risky = (
+                        ["[" in self.text(c) for c in operands]
+                        if op == "-v"
+                        else [c.type != "number" and not numeric_special(c, self.text(c)) for c in operands]
+                    )
                     if any(risky):
-                        self.hide(f"{op} in a test evaluates arithmetic on variables, which can run hidden "
-                                  "code", opaque=True)
+                        self.hide(
+                            f"{op} in a test evaluates arithmetic on variables, which can run hidden code",
+                            opaque=True,
+                        )
             else:
                 stack.extend(n.named_children)

@@ -9,11 +9,19 @@ handler; ``KNOWN_NAMES`` is every name the analysis treats specially.
 
 from __future__ import annotations
 
-from .shell_model import SAFE_ARGS, SHELLS, Walker, Word
+from owltui.tools.shell_model import SAFE_ARGS, SHELLS, Walker, Word
 
 
-def shell_command(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Word | None,
-                  stdin_file: bool, needs_allow: bool, via: str | None) -> None:
+def shell_command(
+    w: Walker,
+    name: str,
+    words: list[Word],
+    args: list[Word],
+    stdin: Word | None,
+    stdin_file: bool,
+    needs_allow: bool,
+    via: str | None,
+) -> None:
     """A shell (``bash``, ``sh``...): ``-c`` runs its string, else a script or its input."""
     cmode = False
     i = 0
@@ -52,8 +60,7 @@ def shell_command(w: Walker, name: str, words: list[Word], args: list[Word], std
         w.nested(script.value, f"the string given to {name} -c")
         return
     if rest:
-        w.hide(f"{name} runs the script {rest[0].value[:60]}, which this command does not show",
-               opaque=True)
+        w.hide(f"{name} runs the script {rest[0].value[:60]}, which this command does not show", opaque=True)
         return
     if stdin is not None and stdin.static:
         w.hide(f"{name} reads commands from a here-string or here-document")
@@ -88,8 +95,17 @@ def _opts(args: list[Word], with_arg: str = "", long_with_arg: tuple[str, ...] =
     return i
 
 
-def _h_plain(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Word | None,
-             stdin_file: bool, needs: bool, via: str | None, more: bool) -> None:
+def _h_plain(
+    w: Walker,
+    name: str,
+    words: list[Word],
+    args: list[Word],
+    stdin: Word | None,
+    stdin_file: bool,
+    needs: bool,
+    via: str | None,
+    more: bool,
+) -> None:
     spec = _SIMPLE_WRAPPERS[name]
     start = _opts(args, spec[0], spec[1])
     if start is not None and name == "timeout":
@@ -104,8 +120,17 @@ def _h_plain(w: Walker, name: str, words: list[Word], args: list[Word], stdin: W
     w.unwrap(name, words, inner, needs, via, transparent=True, more=more, check_vars=name in ("time", "exec"))
 
 
-def _h_command(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Word | None,
-               stdin_file: bool, needs: bool, via: str | None, more: bool) -> None:
+def _h_command(
+    w: Walker,
+    name: str,
+    words: list[Word],
+    args: list[Word],
+    stdin: Word | None,
+    stdin_file: bool,
+    needs: bool,
+    via: str | None,
+    more: bool,
+) -> None:
     start = _opts(args)
     if start is None:
         w.unwrap(name, words, None, needs, via, transparent=True)
@@ -117,8 +142,17 @@ def _h_command(w: Walker, name: str, words: list[Word], args: list[Word], stdin:
     w.unwrap(name, words, args[start:], needs, via, transparent=True, more=more)
 
 
-def _h_env(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Word | None,
-           stdin_file: bool, needs: bool, via: str | None, more: bool) -> None:
+def _h_env(
+    w: Walker,
+    name: str,
+    words: list[Word],
+    args: list[Word],
+    stdin: Word | None,
+    stdin_file: bool,
+    needs: bool,
+    via: str | None,
+    more: bool,
+) -> None:
     i = 0
     split: Word | None = None
     while i < len(args):
@@ -162,23 +196,48 @@ def _h_env(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Wor
     w.unwrap(name, words, args[i:], needs, via, transparent=True, more=more, check_vars=True)
 
 
-def _h_sudo(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Word | None,
-            stdin_file: bool, needs: bool, via: str | None, more: bool) -> None:
+def _h_sudo(
+    w: Walker,
+    name: str,
+    words: list[Word],
+    args: list[Word],
+    stdin: Word | None,
+    stdin_file: bool,
+    needs: bool,
+    via: str | None,
+    more: bool,
+) -> None:
     with_arg = "uC" if name == "doas" else "ugpChrtTDRU"
-    start = _opts(args, with_arg, ("--user", "--group", "--prompt", "--close-from", "--host", "--role",
-                                   "--type", "--command-timeout", "--chdir", "--chroot", "--other-user"))
+    start = _opts(
+        args,
+        with_arg,
+        (
+            "--user",
+            "--group",
+            "--prompt",
+            "--close-from",
+            "--host",
+            "--role",
+            "--type",
+            "--command-timeout",
+            "--chdir",
+            "--chroot",
+            "--other-user",
+        ),
+    )
     if start is None:
         w.unwrap(name, words, None, needs, via, transparent=False)
         return
-    flags = "".join(a.value[1:] for a in args[:start] if a.value.startswith("-") and
-                    not a.value.startswith("--"))
+    flags = "".join(
+        a.value[1:] for a in args[:start] if a.value.startswith("-") and not a.value.startswith("--")
+    )
     longs = {a.value for a in args[:start] if a.value.startswith("--")}
     inner = args[start:]
     if "e" in flags or "--edit" in longs:
         w.record(words, needs, via)
         w.hide(f"{name} -e edits files as another user")
         return
-    if ("s" in flags or "i" in flags or {"--shell", "--login"} & longs):
+    if "s" in flags or "i" in flags or {"--shell", "--login"} & longs:
         if not inner:
             w.record(words, needs, via)
             w.hide(f"{name} starts an interactive shell", opaque=True)
@@ -190,8 +249,17 @@ def _h_sudo(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Wo
     w.unwrap(name, words, inner, needs, via, transparent=False, more=more, check_vars=True)
 
 
-def _h_xargs(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Word | None,
-             stdin_file: bool, needs: bool, via: str | None, more: bool) -> None:
+def _h_xargs(
+    w: Walker,
+    name: str,
+    words: list[Word],
+    args: list[Word],
+    stdin: Word | None,
+    stdin_file: bool,
+    needs: bool,
+    via: str | None,
+    more: bool,
+) -> None:
     replace: str | None = None
     i = 0
     while i < len(args):
@@ -213,8 +281,21 @@ def _h_xargs(w: Walker, name: str, words: list[Word], args: list[Word], stdin: W
             replace = v[2:] or "{}"
         elif v == "--replace" or v.startswith("--replace="):
             replace = v.split("=", 1)[1] if "=" in v else "{}"
-        if v in ("-a", "-d", "-E", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args",
-                 "--max-procs", "--max-chars", "--process-slot-var"):
+        if v in (
+            "-a",
+            "-d",
+            "-E",
+            "-L",
+            "-n",
+            "-P",
+            "-s",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--max-chars",
+            "--process-slot-var",
+        ):
             i += 2
             continue
         if v.startswith("-") and len(v) > 1:
@@ -227,8 +308,17 @@ def _h_xargs(w: Walker, name: str, words: list[Word], args: list[Word], stdin: W
     w.unwrap(name, words, inner, needs, via, transparent=True, more=not replace)
 
 
-def _h_find(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Word | None,
-            stdin_file: bool, needs: bool, via: str | None, more: bool) -> None:
+def _h_find(
+    w: Walker,
+    name: str,
+    words: list[Word],
+    args: list[Word],
+    stdin: Word | None,
+    stdin_file: bool,
+    needs: bool,
+    via: str | None,
+    more: bool,
+) -> None:
     w.record(words, needs, via, more)
     i = 0
     while i < len(args):
@@ -237,8 +327,9 @@ def _h_find(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Wo
             j = i + 1
             while j < len(args) and not (args[j].static and args[j].value in (";", "+")):
                 j += 1
-            inner = [a if a.value == "{}" or "{}" not in a.value else Word(a.value, False)
-                     for a in args[i + 1:j]]
+            inner = [
+                a if a.value == "{}" or "{}" not in a.value else Word(a.value, False) for a in args[i + 1 : j]
+            ]
             if inner:
                 w.simple(inner, None, False, True, f"find {v}")
             i = j + 1
@@ -248,13 +339,24 @@ def _h_find(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Wo
         i += 1
 
 
-def _h_eval(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Word | None,
-            stdin_file: bool, needs: bool, via: str | None, more: bool) -> None:
+def _h_eval(
+    w: Walker,
+    name: str,
+    words: list[Word],
+    args: list[Word],
+    stdin: Word | None,
+    stdin_file: bool,
+    needs: bool,
+    via: str | None,
+    more: bool,
+) -> None:
     w.record(words, needs, via)
     if name in ("source", "."):
         target = args[0].value if args else ""
-        w.hide(f"{name} runs the code in {target[:60] or 'a file'}, which this command does not show",
-               opaque=True)
+        w.hide(
+            f"{name} runs the code in {target[:60] or 'a file'}, which this command does not show",
+            opaque=True,
+        )
         return
     if not all(a.static for a in args):
         w.hide("eval runs a string that is not known before it runs", opaque=True)
@@ -263,14 +365,23 @@ def _h_eval(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Wo
     w.nested(" ".join(a.value for a in args), "the string given to eval")
 
 
-def _h_trap(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Word | None,
-            stdin_file: bool, needs: bool, via: str | None, more: bool) -> None:
+def _h_trap(
+    w: Walker,
+    name: str,
+    words: list[Word],
+    args: list[Word],
+    stdin: Word | None,
+    stdin_file: bool,
+    needs: bool,
+    via: str | None,
+    more: bool,
+) -> None:
     w.record(words, False, via)
     start = _opts(args)
     if start is None:
         w.hide("trap with a computed handler", opaque=True)
         return
-    handler = args[start:start + 1]
+    handler = args[start : start + 1]
     if not handler or handler[0].value in ("", "-") or len(args[start:]) == 1:
         return
     if not handler[0].static:
@@ -279,19 +390,41 @@ def _h_trap(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Wo
     w.nested(handler[0].value, "the trap handler")
 
 
-def _h_hidden(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Word | None,
-              stdin_file: bool, needs: bool, via: str | None, more: bool) -> None:
+def _h_hidden(
+    w: Walker,
+    name: str,
+    words: list[Word],
+    args: list[Word],
+    stdin: Word | None,
+    stdin_file: bool,
+    needs: bool,
+    via: str | None,
+    more: bool,
+) -> None:
     w.record(words, needs, via)
     if name == "hash" and not any(a.value.startswith("-p") for a in args):
         return
-    reasons = {"alias": "alias defines commands", "coproc": "coproc starts a hidden command",
-               "let": "let is arithmetic on variables, which can run hidden code",
-               "enable": "enable can load builtins from a file", "hash": "hash -p changes what a name runs"}
+    reasons = {
+        "alias": "alias defines commands",
+        "coproc": "coproc starts a hidden command",
+        "let": "let is arithmetic on variables, which can run hidden code",
+        "enable": "enable can load builtins from a file",
+        "hash": "hash -p changes what a name runs",
+    }
     w.hide(reasons.get(name, name), opaque=True)
 
 
-def _h_busybox(w: Walker, name: str, words: list[Word], args: list[Word], stdin: Word | None,
-               stdin_file: bool, needs: bool, via: str | None, more: bool) -> None:
+def _h_busybox(
+    w: Walker,
+    name: str,
+    words: list[Word],
+    args: list[Word],
+    stdin: Word | None,
+    stdin_file: bool,
+    needs: bool,
+    via: str | None,
+    more: bool,
+) -> None:
     if not args:
         w.record(words, needs, via)
         return
@@ -313,14 +446,22 @@ _SIMPLE_WRAPPERS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 HANDLERS = {
     **{n: _h_plain for n in _SIMPLE_WRAPPERS},
-    "command": _h_command, "builtin": _h_command,
+    "command": _h_command,
+    "builtin": _h_command,
     "env": _h_env,
-    "sudo": _h_sudo, "doas": _h_sudo,
+    "sudo": _h_sudo,
+    "doas": _h_sudo,
     "xargs": _h_xargs,
     "find": _h_find,
-    "eval": _h_eval, "source": _h_eval, ".": _h_eval,
+    "eval": _h_eval,
+    "source": _h_eval,
+    ".": _h_eval,
     "trap": _h_trap,
-    "alias": _h_hidden, "coproc": _h_hidden, "let": _h_hidden, "enable": _h_hidden, "hash": _h_hidden,
+    "alias": _h_hidden,
+    "coproc": _h_hidden,
+    "let": _h_hidden,
+    "enable": _h_hidden,
+    "hash": _h_hidden,
     "busybox": _h_busybox,
 }
 KNOWN_NAMES = frozenset(HANDLERS) | SHELLS | SAFE_ARGS

@@ -17,9 +17,8 @@ import time
 from pathlib import Path
 
 from owltui.agent.tool import ToolError
-
-from .rg import RgError, list_files
-from .textcodec import show_name
+from owltui.tools.rg import RgError, list_files
+from owltui.tools.textcodec import show_name
 
 LIST_SECONDS = 3.0
 

@@ -11,11 +11,10 @@ from textual.app import SystemCommand
 from textual.widget import Widget
 
 from owltui.session.commands.background import background
-
-from .app_api import OwlAppApi
-from .history_search import HistorySearchScreen
-from .prompt_input import needs_words
-from .tool_block import ApprovalPrompt, ToolBlock
+from owltui.ui.app_api import OwlAppApi
+from owltui.ui.history_search import HistorySearchScreen
+from owltui.ui.prompt_input import needs_words
+from owltui.ui.tool_block import ApprovalPrompt, ToolBlock
 
 QUIT_WINDOW = 2.0  # seconds between two Ctrl+C presses that quit
 
@@ -37,7 +36,7 @@ def focus_approval(app: OwlAppApi) -> None:
     prompts = waiting_prompts(app)
     focused = app.focused
     if isinstance(focused, ApprovalPrompt) and focused in prompts:
-        later = prompts[prompts.index(focused) + 1:]
+        later = prompts[prompts.index(focused) + 1 :]
         if not later:
             app.input.focus()
             return
@@ -109,8 +108,9 @@ def history_search(app: OwlAppApi) -> None:
             app.input.recall(text)
         app.input.focus()
 
-    app.push_screen(HistorySearchScreen(lambda query, limit: history.search(query, limit),
-                                        app.input.text.strip()), chosen)
+    app.push_screen(
+        HistorySearchScreen(lambda query, limit: history.search(query, limit), app.input.text.strip()), chosen
+    )
 
 
 def toggle_tool(app: OwlAppApi) -> None:
@@ -145,12 +145,14 @@ def palette_commands(app: OwlAppApi) -> Iterable[SystemCommand]:
     def run(line: str) -> Callable[[], None]:
         def go() -> None:
             app.call_later(app.run_line, line)
+
         return go
 
     def prefill(line: str) -> Callable[[], None]:
         def go() -> None:
             app.input.fill(line)
             app.input.focus()
+
         return go
 
     for cmd in app.commands.slash_list:

@@ -22,8 +22,11 @@ def alt_enter_distinct(env: Mapping[str, str] | None = None) -> bool:
     env = os.environ if env is None else env
     if env.get("TEXTUAL_DISABLE_KITTY_KEY") or any(env.get(m) for m in MULTIPLEXERS):
         return False
-    return env.get("TERM", "") in KITTY_TERMS or env.get("TERM_PROGRAM", "") in KITTY_PROGRAMS or \
-        any(env.get(m) for m in KITTY_MARKERS)
+    return (
+        env.get("TERM", "") in KITTY_TERMS
+        or env.get("TERM_PROGRAM", "") in KITTY_PROGRAMS
+        or any(env.get(m) for m in KITTY_MARKERS)
+    )
 
 
 class _KeyName:

@@ -40,21 +40,20 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
 
-from .alt_enter import alt_enter_distinct, install_alt_enter
-from .boot import BootView, Started, boot_welcome
-from .themes import ThemeLoad, load_themes, package_themes
+from owltui.ui.alt_enter import alt_enter_distinct, install_alt_enter
+from owltui.ui.boot import BootView, Started, boot_welcome
+from owltui.ui.themes import ThemeLoad, load_themes, package_themes
 
 if TYPE_CHECKING:  # imported when the runtime is attached (``attach``), after the first frame
     from owltui.session.commands import Commands, Host, Reply
     from owltui.session.options import Options
-
-    from .conversation import ConversationView
-    from .lifecycle import FlushEvents, Lifecycle
-    from .main_screen import MainScreen
-    from .presenter import Presenter
-    from .prompt_input import MentionSource, PromptInput
-    from .status_bar import StatusBar
-    from .tool_block import ApprovalPrompt, ToolBlock
+    from owltui.ui.conversation import ConversationView
+    from owltui.ui.lifecycle import FlushEvents, Lifecycle
+    from owltui.ui.main_screen import MainScreen
+    from owltui.ui.presenter import Presenter
+    from owltui.ui.prompt_input import MentionSource, PromptInput
+    from owltui.ui.status_bar import StatusBar
+    from owltui.ui.tool_block import ApprovalPrompt, ToolBlock
 
 __all__ = ["DEFAULT_THEME", "OwlApp", "alt_enter_distinct", "run_tui"]
 
@@ -73,8 +72,15 @@ class OwlApp(App[int]):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         # declared here (Textual adds one without an id otherwise) so that [keys] can move it
-        Binding("ctrl+p", "command_palette", "palette", show=False, priority=True, id="palette",
-                tooltip="Open the command palette"),
+        Binding(
+            "ctrl+p",
+            "command_palette",
+            "palette",
+            show=False,
+            priority=True,
+            id="palette",
+            tooltip="Open the command palette",
+        ),
     ]
 
     runtime: Host
@@ -82,13 +88,24 @@ class OwlApp(App[int]):
     commands: Commands
     life: Lifecycle
 
-    def __init__(self, runtime: Host | None = None, *, start: Callable[[], Started] | None = None,
-                 workspace: Path | None = None, prompt: str | None = None, theme: str | None = None,
-                 save_theme: Callable[[str], None] | None = None, keymap: dict[str, str] | None = None,
-                 elapsed: Callable[[], float] | None = None, theme_dirs: Iterable[Path] | None = None,
-                 max_blocks: int | None = None, cursor_blink: bool = True,
-                 notices: Iterable[str] = (), clock: Callable[[], float] | None = None,
-                 alt_enter: bool | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Host | None = None,
+        *,
+        start: Callable[[], Started] | None = None,
+        workspace: Path | None = None,
+        prompt: str | None = None,
+        theme: str | None = None,
+        save_theme: Callable[[str], None] | None = None,
+        keymap: dict[str, str] | None = None,
+        elapsed: Callable[[], float] | None = None,
+        theme_dirs: Iterable[Path] | None = None,
+        max_blocks: int | None = None,
+        cursor_blink: bool = True,
+        notices: Iterable[str] = (),
+        clock: Callable[[], float] | None = None,
+        alt_enter: bool | None = None,
+    ) -> None:
         super().__init__()
         if (runtime is None) == (start is None):
             raise TypeError("OwlApp needs a runtime or a start function (one of them)")
@@ -121,8 +138,9 @@ class OwlApp(App[int]):
         else:  # the first frame with the shipped themes; a user's own theme is validated first
             shipped = package_themes()
             self._shipped_only = (theme or DEFAULT_THEME) in shipped
-            self._use_themes(ThemeLoad(themes=shipped) if self._shipped_only else load_themes(theme_dirs),
-                             theme)
+            self._use_themes(
+                ThemeLoad(themes=shipped) if self._shipped_only else load_themes(theme_dirs), theme
+            )
 
     def _use_themes(self, loaded: ThemeLoad, theme: str | None) -> None:
         self.theme_warnings += loaded.warnings
@@ -140,9 +158,8 @@ class OwlApp(App[int]):
         from owltui.session.approvals import attach_reviewer
         from owltui.session.commands import Commands
         from owltui.session.commands.keys import KeysError, check_keys, default_keys, split_keys
-
-        from .front import TuiFront
-        from .lifecycle import Lifecycle
+        from owltui.ui.front import TuiFront
+        from owltui.ui.lifecycle import Lifecycle
 
         self.runtime = runtime
         attach_reviewer(runtime)  # approvals carry the policy's notes and the rules "always" saves
@@ -156,15 +173,14 @@ class OwlApp(App[int]):
         self._follow_up_keys = split_keys(keys.get("follow_up", "")) or default_keys("follow_up")
         palette = split_keys(keys.get("palette", "")) or default_keys("palette")
         self.COMMAND_PALETTE_BINDING = palette[0]  # type: ignore[misc]  # the footer finds the palette by it
-        self.life = Lifecycle(self, keymap=keys, max_blocks=self._max_blocks,
-                              cursor_blink=self._cursor_blink)
+        self.life = Lifecycle(self, keymap=keys, max_blocks=self._max_blocks, cursor_blink=self._cursor_blink)
         self.attached = True
 
     # ---- layout and start-up -------------------------------------------------------------
     def get_default_screen(self) -> Screen[Any]:
         if not self.attached:  # the first frame is composed on Textual's own default screen
             return super().get_default_screen()
-        from .main_screen import MainScreen
+        from owltui.ui.main_screen import MainScreen
 
         return MainScreen(self)
 
@@ -185,7 +201,7 @@ class OwlApp(App[int]):
         """The start-up thread: import the rest of the UI, build the runtime, tell the app."""
         assert self._start is not None
         try:
-            from . import actions, input_routing, lifecycle, main_screen, queue_keys  # noqa: F401
+            from owltui.ui import actions, input_routing, lifecycle, main_screen, queue_keys  # noqa: F401
 
             self.started = self._start()
         except Exception as exc:  # reported by launch once the screen is back: one line
@@ -213,7 +229,7 @@ class OwlApp(App[int]):
             return
         if self.attached or self.quitting:
             return
-        from .main_screen import MainScreen
+        from owltui.ui.main_screen import MainScreen
 
         if started.save_theme is not None:
             self.save_theme = started.save_theme
@@ -241,7 +257,7 @@ class OwlApp(App[int]):
 
     @property
     def main(self) -> MainScreen:
-        from .main_screen import MainScreen
+        from owltui.ui.main_screen import MainScreen
 
         screen = self.screen_stack[0]
         assert isinstance(screen, MainScreen)
@@ -277,7 +293,7 @@ class OwlApp(App[int]):
             if self.is_running and not self.quitting:
                 self.input.refresh_completion()
 
-        from .prompt_input import MentionSource
+        from owltui.ui.prompt_input import MentionSource
 
         return MentionSource(completer, start, ready)
 
@@ -332,12 +348,12 @@ class OwlApp(App[int]):
             await self.show(reply)
 
     async def show(self, reply: Reply) -> None:
-        from . import transcript
+        from owltui.ui import transcript
 
         await transcript.show(self, reply)
 
     def welcome(self) -> str:
-        from . import transcript
+        from owltui.ui import transcript
 
         return transcript.welcome(self)
 
@@ -364,12 +380,12 @@ class OwlApp(App[int]):
             self.call_later(self.presenter.notice, text, "warning")
 
     async def on_prompt_input_send(self, msg: PromptInput.Send) -> None:
-        from . import input_routing
+        from owltui.ui import input_routing
 
         await input_routing.on_send(self, msg)
 
     def on_prompt_input_pop_queue(self, _msg: PromptInput.PopQueue) -> None:
-        from . import input_routing
+        from owltui.ui import input_routing
 
         input_routing.pop_queue(self)
 
@@ -390,30 +406,30 @@ class OwlApp(App[int]):
 
     def busy(self) -> bool:
         """A run, a `!command` or /init is going (what Esc and Ctrl+C stop)."""
-        from . import actions
+        from owltui.ui import actions
 
         return actions.busy(self)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """The command palette: Textual's commands, then every slash command."""
-        from . import actions
+        from owltui.ui import actions
 
         yield from super().get_system_commands(screen)
         yield from actions.palette_commands(self)
 
     # ---- keys (see ``actions``; bound on the main screen, so never before ``attach``) -----------
     def action_focus_approval(self) -> None:
-        from . import actions
+        from owltui.ui import actions
 
         actions.focus_approval(self)
 
     def action_abort(self) -> None:
-        from . import actions
+        from owltui.ui import actions
 
         actions.abort(self)
 
     def action_toggle_pause(self) -> None:
-        from . import actions
+        from owltui.ui import actions
 
         actions.toggle_pause(self)
 
@@ -421,32 +437,32 @@ class OwlApp(App[int]):
         self.call_later(self.run_line, "/require")
 
     async def action_ctrl_c(self) -> None:
-        from . import actions
+        from owltui.ui import actions
 
         await actions.ctrl_c(self)
 
     async def action_ctrl_d(self) -> None:
-        from . import actions
+        from owltui.ui import actions
 
         await actions.ctrl_d(self)
 
     def action_history_search(self) -> None:
-        from . import actions
+        from owltui.ui import actions
 
         actions.history_search(self)
 
     def action_focus_queue(self) -> None:
-        from .queue_keys import focus_queue
+        from owltui.ui.queue_keys import focus_queue
 
         focus_queue(self)
 
     async def action_steer_now(self) -> None:
-        from .queue_keys import steer_now
+        from owltui.ui.queue_keys import steer_now
 
         await steer_now(self)
 
     def action_toggle_tool(self) -> None:
-        from . import actions
+        from owltui.ui import actions
 
         actions.toggle_tool(self)
 
@@ -454,13 +470,13 @@ class OwlApp(App[int]):
         self.conversation.follow()
 
     def action_scroll(self, direction: str) -> None:
-        from . import actions
+        from owltui.ui import actions
 
         actions.scroll(self, direction)
 
 
 def run_tui(options: Options, prompt: str | None = None) -> int:
     """The interactive TUI (CLI entry). Returns the exit code (see ``launch``)."""
-    from .launch import launch
+    from owltui.ui.launch import launch
 
     return launch(OwlApp, options, prompt)

@@ -12,11 +12,10 @@ from textual.widget import Widget
 from textual.worker import Worker
 
 from owltui.session.commands import Commands, Host, Reply
-
-from .conversation import ConversationView
-from .main_screen import MainScreen
-from .presenter import Presenter
-from .prompt_input import PromptInput
+from owltui.ui.conversation import ConversationView
+from owltui.ui.main_screen import MainScreen
+from owltui.ui.presenter import Presenter
+from owltui.ui.prompt_input import PromptInput
 
 
 class OwlAppApi(Protocol):
@@ -62,8 +61,9 @@ class OwlAppApi(Protocol):
 
     def set_keymap(self, keymap: dict[str, str]) -> None: ...
 
-    def run_worker(self, work: Coroutine[None, None, None], *, name: str | None = "",
-                   exit_on_error: bool = True) -> Worker[None]: ...
+    def run_worker(
+        self, work: Coroutine[None, None, None], *, name: str | None = "", exit_on_error: bool = True
+    ) -> Worker[None]: ...
 
     async def action_quit(self) -> None: ...
 

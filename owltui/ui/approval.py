@@ -84,8 +84,14 @@ def visible(text: str, keep: str = "\n") -> str:
 
 
 def _char_name(ch: str) -> str:
-    named = {"\r": "carriage return", "\x1b": "escape", "\x7f": "delete", "\x08": "backspace",
-             "\x00": "NUL", "\t": "tab"}.get(ch)
+    named = {
+        "\r": "carriage return",
+        "\x1b": "escape",
+        "\x7f": "delete",
+        "\x08": "backspace",
+        "\x00": "NUL",
+        "\t": "tab",
+    }.get(ch)
     return named or unicodedata.name(ch, "").lower() or "unnamed character"
 
 
@@ -115,11 +121,15 @@ def hidden_warnings(text: str, what: str, keep: str = "\n\t") -> list[str]:
             unusual[ch] += 1
     out: list[str] = []
     if controls:
-        out.append(f"⚠ {what} contains control characters a terminal would act on or hide: "
-                   f"{_listing(controls)} — shown as escapes")
+        out.append(
+            f"⚠ {what} contains control characters a terminal would act on or hide: "
+            f"{_listing(controls)} — shown as escapes"
+        )
     if steering:
-        out.append(f"⚠ {what} contains invisible or direction-changing characters: {_listing(steering)} "
-                   "— what you read may not be what runs; shown as \\u escapes")
+        out.append(
+            f"⚠ {what} contains invisible or direction-changing characters: {_listing(steering)} "
+            "— what you read may not be what runs; shown as \\u escapes"
+        )
     if unusual:
         out.append(f"⚠ {what} contains unusual characters: {_listing(unusual)} — shown as escapes")
     return out
@@ -158,14 +168,19 @@ def _value(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def build_view(call_id: str, name: str, arguments: dict[str, Any], review: Any = None,
-               reason: str = "") -> ApprovalView:
+def build_view(
+    call_id: str, name: str, arguments: dict[str, Any], review: Any = None, reason: str = ""
+) -> ApprovalView:
     """What the approval of ``name(arguments)`` shows. ``review``: the permission policy's ``Review``
     (``notes``, ``rules``, ``forced``), when known; ``reason``: the policy's one-line reason."""
     rerun = is_rerun(name, arguments)
     shown_name = visible(name)
-    view = ApprovalView(call_id, name, rerun,
-                        "Run this command once WITHOUT the sandbox?" if rerun else f"Allow {shown_name}?")
+    view = ApprovalView(
+        call_id,
+        name,
+        rerun,
+        "Run this command once WITHOUT the sandbox?" if rerun else f"Allow {shown_name}?",
+    )
     texts: list[tuple[str, str]] = []  # (what, text) scanned for hidden characters
 
     def add(label: str, text: str, what: str) -> None:
@@ -178,8 +193,11 @@ def build_view(call_id: str, name: str, arguments: dict[str, Any], review: Any =
         add("command", command, "the command")
         if rerun:
             blocked = arguments.get("reason")
-            add("blocked", blocked if isinstance(blocked, str) and blocked else "the sandbox stopped it",
-                "the reason")
+            add(
+                "blocked",
+                blocked if isinstance(blocked, str) and blocked else "the sandbox stopped it",
+                "the reason",
+            )
             view.fields.append(("runs", "WITHOUT the sandbox: it may write anywhere you can"))
         elif arguments.get("timeout") is not None:
             view.fields.append(("timeout", f"{_value(arguments['timeout'])} s"))
@@ -189,8 +207,13 @@ def build_view(call_id: str, name: str, arguments: dict[str, Any], review: Any =
         content = arguments.get("content")
         if isinstance(content, str):
             size = len(content.encode("utf-8", "surrogatepass"))
-            view.fields.append(("content", f"{_plural(_count_lines(content), 'line')}, "
-                                           f"{_plural(size, 'byte')} (the start is shown above)"))
+            view.fields.append(
+                (
+                    "content",
+                    f"{_plural(_count_lines(content), 'line')}, "
+                    f"{_plural(size, 'byte')} (the start is shown above)",
+                )
+            )
             texts.append(("the content", content))
         extra = {k: v for k, v in arguments.items() if k not in ("path", "content")}
     elif name == "edit" and isinstance(path, str):
@@ -198,11 +221,17 @@ def build_view(call_id: str, name: str, arguments: dict[str, Any], review: Any =
         old, new = arguments.get("old_text"), arguments.get("new_text")
         if isinstance(old, str) and isinstance(new, str):
             every = " at every occurrence" if arguments.get("replace_all") else ""
-            view.fields.append(("change", f"replaces {_plural(_count_lines(old), 'line')} with "
-                                          f"{_plural(_count_lines(new), 'line')}{every} (the diff is above)"))
+            view.fields.append(
+                (
+                    "change",
+                    f"replaces {_plural(_count_lines(old), 'line')} with "
+                    f"{_plural(_count_lines(new), 'line')}{every} (the diff is above)",
+                )
+            )
             texts += [("the old text", old), ("the new text", new)]
-        extra = {k: v for k, v in arguments.items()
-                 if k not in ("path", "old_text", "new_text", "replace_all")}
+        extra = {
+            k: v for k, v in arguments.items() if k not in ("path", "old_text", "new_text", "replace_all")
+        }
     else:
         extra = dict(arguments)
     for key, value in extra.items():
@@ -235,8 +264,14 @@ def keys_hint(view: ApprovalView, focused: bool) -> list[Piece]:
     out: list[Piece] = [] if focused else [(f"{TUI_KEYS}, then ", False)]
     for i, (key, label, _d) in enumerate(view.choices):
         out += [("  " if i else "", False), (key, True), (f" {label}", False)]
-    out.append(("   Esc back to the input" if focused else "   (or /" + " /".join(
-        c for c, d in ANSWER_COMMANDS.items() if d in view.decisions) + ")", False))
+    out.append(
+        (
+            "   Esc back to the input"
+            if focused
+            else "   (or /" + " /".join(c for c, d in ANSWER_COMMANDS.items() if d in view.decisions) + ")",
+            False,
+        )
+    )
     return out
 
 
@@ -287,8 +322,9 @@ def plain_lines(view: ApprovalView) -> list[str]:
     lines += [f"  why: {w}" for w in view.why]
     if view.always is not None:
         lines.append(f"  /always {view.always}")
-    answers = [f"/{c} ({label})" for c, d in ANSWER_COMMANDS.items()
-               for _k, label, dd in view.choices if d == dd]
+    answers = [
+        f"/{c} ({label})" for c, d in ANSWER_COMMANDS.items() for _k, label, dd in view.choices if d == dd
+    ]
     lines.append("  answer with " + ", ".join(answers) + " — a typed line is never an answer")
     return lines
 
@@ -313,8 +349,9 @@ def choose(pending: Iterable[Any], call_id: str | None) -> Any | None:
     return next((p for p in waiting if p.call_id == call_id), None)
 
 
-def answer_approval(commands: Commands, pending: Iterable[Any], decision: str,
-                    call_id: str | None = None) -> Reply:
+def answer_approval(
+    commands: Commands, pending: Iterable[Any], decision: str, call_id: str | None = None
+) -> Reply:
     """``/allow``, ``/always``, ``/deny`` [CALL_ID] in the TUI and plain mode: the oldest waiting
     approval (or ``call_id``'s) answered through the command layer; a re-run outside the sandbox is
     never answered "always"."""
@@ -325,6 +362,7 @@ def answer_approval(commands: Commands, pending: Iterable[Any], decision: str,
         which = f" {call_id!r}" if call_id else ""
         return Reply(f"no approval{which} is waiting", "warning", ok=False)
     if chosen.rerun and decision == "always":
-        return Reply("a re-run outside the sandbox is allowed once or not at all: /allow or /deny",
-                     "warning", ok=False)
+        return Reply(
+            "a re-run outside the sandbox is allowed once or not at all: /allow or /deny", "warning", ok=False
+        )
     return commands.call("approve", call_id=chosen.call_id, decision=decision)

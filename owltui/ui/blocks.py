@@ -15,9 +15,9 @@ from textual.containers import Vertical
 from textual.markup import escape
 from textual.widgets import Collapsible, Static
 
-from . import look
-from .markdown_lines import MarkdownLines, render_markdown
-from .text import StreamCleaner, clean
+from owltui.ui import look
+from owltui.ui.markdown_lines import MarkdownLines, render_markdown
+from owltui.ui.text import StreamCleaner, clean
 
 _PATH_ATTR = re.compile(r'<(?:file|directory) path="([^"]*)">')
 LANE_LABELS = {

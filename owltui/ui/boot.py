@@ -28,8 +28,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Footer, Static, TextArea
 
-from . import look
-from .themes import ThemeLoad
+from owltui.ui import look
+from owltui.ui.themes import ThemeLoad
 
 if TYPE_CHECKING:
     from owltui.session.commands import Host
@@ -109,11 +109,13 @@ class BootView(Vertical):
     of its own: keys typed before a custom screen is mounted are dropped, on the default screen they
     reach the editor). ``handover`` gives what was typed; the app then swaps in the main screen."""
 
-    DEFAULT_CSS = (look.rules("BootView", "height: 1fr;")
-                   + look.rules("BootView #boot-conversation", look.CONVERSATION)
-                   + look.rules("BootView .welcome", look.WELCOME)
-                   + look.rules("BootView .sent", "padding: 0 1; color: $text-muted;")
-                   + look.rules("BootView #boot-status", look.STATUS))
+    DEFAULT_CSS = (
+        look.rules("BootView", "height: 1fr;")
+        + look.rules("BootView #boot-conversation", look.CONVERSATION)
+        + look.rules("BootView .welcome", look.WELCOME)
+        + look.rules("BootView .sent", "padding: 0 1; color: $text-muted;")
+        + look.rules("BootView #boot-status", look.STATUS)
+    )
     BINDINGS = [
         Binding("ctrl+c", "clear_or_quit", "Quit", show=False, priority=True),
         Binding("ctrl+d", "quit_if_empty", "Quit", show=False, priority=True),
@@ -124,8 +126,9 @@ class BootView(Vertical):
         self.welcome = welcome
         self.sent: list[tuple[str, str]] = []
         self.editor = BootInput()
-        self.conversation = VerticalScroll(Static(Text(welcome), classes="welcome"), id="boot-conversation",
-                                           can_focus=False)
+        self.conversation = VerticalScroll(
+            Static(Text(welcome), classes="welcome"), id="boot-conversation", can_focus=False
+        )
         self.status = Static(STARTING, id="boot-status")
 
     def compose(self) -> ComposeResult:

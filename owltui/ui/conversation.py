@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
-from . import look
-from .blocks import AssistantBlock, NoticeBlock
+from owltui.ui import look
+from owltui.ui.blocks import AssistantBlock, NoticeBlock
 
 MAX_BLOCKS = 400
 

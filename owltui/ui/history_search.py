@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
-from .text import clean
+from owltui.ui.text import clean
 
 LIMIT = 50
 Search = Callable[[str, int], list[str]]  # (substring, limit) -> entries, newest first

@@ -63,9 +63,17 @@ class LocalRuntime:
     """An agent bound to a task group; no session. ``gate`` defaults to a private one. Like the real
     runtime it reports the gate's changes as ``paused`` / ``resumed`` events while it runs."""
 
-    def __init__(self, model: Model, *, tools: list[Any] | None = None, gate: PauseGate | None = None,
-                 max_rounds: int = 40, label: str | None = None, workspace: Path | None = None,
-                 history_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        *,
+        tools: list[Any] | None = None,
+        gate: PauseGate | None = None,
+        max_rounds: int = 40,
+        label: str | None = None,
+        workspace: Path | None = None,
+        history_dir: Path | None = None,
+    ) -> None:
         self.gate = gate or PauseGate()
         config = LoopConfig(model=model, tools=tools or [], max_rounds=max_rounds)
         if workspace is not None:
@@ -134,8 +142,9 @@ class LocalRuntime:
         self._stop_gate = self.gate.subscribe(self._on_gate)
         return self
 
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
-                        tb: TracebackType | None) -> bool | None:
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
         self._stop_gate()
         self.agent.abort()
         assert self._tg is not None

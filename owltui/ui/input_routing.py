@@ -8,10 +8,9 @@ import logging
 
 from owltui.session.commands import Reply, literal
 from owltui.session.shell import unescape
-
-from .app_api import OwlAppApi
-from .approval import answer_approval, parse_answer
-from .prompt_input import PromptInput
+from owltui.ui.app_api import OwlAppApi
+from owltui.ui.approval import answer_approval, parse_answer
+from owltui.ui.prompt_input import PromptInput
 
 
 async def on_send(app: OwlAppApi, msg: PromptInput.Send) -> None:

@@ -20,8 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
 from owltui.agent import events as ev
-
-from .text import clean
+from owltui.ui.text import clean
 
 
 def _row(item: Mapping[str, Any]) -> str:
@@ -61,8 +60,9 @@ class InterruptNotice(Vertical, can_focus=True):
         Binding("enter", "keep", "Keep them running"),
     ]
 
-    def __init__(self, items: Sequence[Mapping[str, Any]], jobs: Any,
-                 back: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, items: Sequence[Mapping[str, Any]], jobs: Any, back: Callable[[], None] | None = None
+    ) -> None:
         super().__init__()
         self.items = list(items)
         self.jobs = jobs

@@ -19,8 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from owltui.session.paths import config_file
-
-from .boot import Started
+from owltui.ui.boot import Started
 
 if TYPE_CHECKING:
     from owltui.session.options import Options
@@ -94,8 +93,7 @@ def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str |
         from owltui.session.config import save_config_value
         from owltui.session.redact import Redactor
         from owltui.session.runtime import build_runtime
-
-        from .themes import load_themes
+        from owltui.ui.themes import load_themes
 
         runtime = build_runtime(options, warn=warn)
         redactor = runtime.agent.config.services.get("redactor")
@@ -105,11 +103,18 @@ def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str |
         def save(name: str) -> None:
             save_config_value("theme", name, env=runtime.env)
 
-        return Started(runtime, keymap=dict(runtime.config.keys), theme=runtime.config.theme,
-                       themes=load_themes(), save_theme=save, close=lambda: anyio.run(runtime.aclose))
+        return Started(
+            runtime,
+            keymap=dict(runtime.config.keys),
+            theme=runtime.config.theme,
+            themes=load_themes(),
+            save_theme=save,
+            close=lambda: anyio.run(runtime.aclose),
+        )
 
-    app = make_app(start=start, workspace=options.workspace, prompt=prompt,
-                   theme=configured_theme(os.environ))
+    app = make_app(
+        start=start, workspace=options.workspace, prompt=prompt, theme=configured_theme(os.environ)
+    )
     route[0] = app.warn
     handler = _NoticeHandler(lambda text: app.warn(scrub(text)))
     owl_log = logging.getLogger("owltui")
@@ -133,7 +138,7 @@ def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str |
                 print(text, file=sys.stderr)
         return 1
     if app.started is not None:
-        from .plain import resume_line
+        from owltui.ui.plain import resume_line
 
         resume = resume_line(app.started.runtime)
         if resume:

@@ -13,13 +13,12 @@ from textual.message import Message
 from textual.worker import Worker
 
 from owltui.agent import events as ev
-
-from .app_api import OwlAppApi
-from .input_routing import on_send
-from .interrupt import watch_interrupts
-from .presenter import Presenter
-from .prompt_input import PromptInput
-from .transcript import draw_history
+from owltui.ui.app_api import OwlAppApi
+from owltui.ui.input_routing import on_send
+from owltui.ui.interrupt import watch_interrupts
+from owltui.ui.presenter import Presenter
+from owltui.ui.prompt_input import PromptInput
+from owltui.ui.transcript import draw_history
 
 
 class FlushEvents(Message):
@@ -29,8 +28,9 @@ class FlushEvents(Message):
 class Lifecycle:
     """Set-up, the runtime's worker, shutdown and the event buffer of one app."""
 
-    def __init__(self, app: OwlAppApi, *, keymap: dict[str, str], max_blocks: int | None,
-                 cursor_blink: bool) -> None:
+    def __init__(
+        self, app: OwlAppApi, *, keymap: dict[str, str], max_blocks: int | None, cursor_blink: bool
+    ) -> None:
         self._app = app
         self._keymap = keymap
         self._max_blocks = max_blocks
@@ -54,18 +54,27 @@ class Lifecycle:
         stats = rt.stats  # counting from now on, and before the presenter listens to the same sources
         if self._max_blocks:
             main.conversation.max_blocks = self._max_blocks
-        p = app.presenter = Presenter(rt, stats, conversation=main.conversation, status=main.status,
-                                      queue=main.queue_panel, banner=main.banner, later=app.call_later,
-                                      alive=self.alive)
+        p = app.presenter = Presenter(
+            rt,
+            stats,
+            conversation=main.conversation,
+            status=main.status,
+            queue=main.queue_panel,
+            banner=main.banner,
+            later=app.call_later,
+            alive=self.alive,
+        )
         resumed = await draw_history(app)
         if resumed:
             n = len(app.agent.history.items())
             await p.notice(f"resumed session {rt.session_id} ({n} message{'s' if n != 1 else ''})")
-        self._unsubscribe += [rt.emitter.subscribe(self.on_event),
-                              rt.inbox.subscribe(lambda *_: p.queue_changed()),
-                              rt.gate.subscribe(p.gate_changed),
-                              rt.approvals.subscribe(p.approval_changed),
-                              rt.approvals.subscribe(lambda *_: app.refresh_bindings())]
+        self._unsubscribe += [
+            rt.emitter.subscribe(self.on_event),
+            rt.inbox.subscribe(lambda *_: p.queue_changed()),
+            rt.gate.subscribe(p.gate_changed),
+            rt.approvals.subscribe(p.approval_changed),
+            rt.approvals.subscribe(lambda *_: app.refresh_bindings()),
+        ]
         self._unsubscribe.append(watch_interrupts(app))  # what still runs after an abort
         rt.requirement.subscribe(p.requirement_changed)
         app.agent.on_running(lambda _running: p.redraw_status())

@@ -13,12 +13,11 @@ from textual.screen import Screen
 from textual.widgets import Footer
 
 from owltui.session.commands import Commands, Host
-
-from .conversation import ConversationView
-from .pause_banner import PauseBanner
-from .prompt_input import CompletionList, MentionSource, PromptInput
-from .queue_panel import QueuePanel
-from .status_bar import StatusBar
+from owltui.ui.conversation import ConversationView
+from owltui.ui.pause_banner import PauseBanner
+from owltui.ui.prompt_input import CompletionList, MentionSource, PromptInput
+from owltui.ui.queue_panel import QueuePanel
+from owltui.ui.status_bar import StatusBar
 
 
 class ScreenOwner(Protocol):
@@ -48,8 +47,7 @@ class MainScreen(Screen[None]):
         Binding("ctrl+g", "app.focus_approval", "Approval", priority=True, id="approve"),
         Binding("ctrl+end,f4", "app.follow", "Follow", show=False, id="follow"),
         Binding("pageup", "app.scroll('up')", "Scroll up", show=False, priority=True, id="scroll_up"),
-        Binding("pagedown", "app.scroll('down')", "Scroll down", show=False, priority=True,
-                id="scroll_down"),
+        Binding("pagedown", "app.scroll('down')", "Scroll down", show=False, priority=True, id="scroll_down"),
         Binding("ctrl+r", "app.history_search", "History", show=False, id="history_search"),
         Binding("ctrl+o", "app.toggle_tool", "Expand/collapse", show=False, id="toggle_tool"),
         Binding("f3", "app.focus_queue", "Queue", show=False, id="queue"),  # issue 14: select queued messages
@@ -62,9 +60,13 @@ class MainScreen(Screen[None]):
         self.banner = PauseBanner(app.runtime.gate, app.paused_elapsed, id="banner")
         self.queue_panel = QueuePanel(id="queue")
         self.completions = CompletionList(id="completions")
-        self.input = PromptInput(self.completions, complete=app.commands.complete,
-                                 mentions=app.mention_source(), input_history=app.input_history,
-                                 id="input")
+        self.input = PromptInput(
+            self.completions,
+            complete=app.commands.complete,
+            mentions=app.mention_source(),
+            input_history=app.input_history,
+            id="input",
+        )
         self.status = StatusBar(id="status", clock=app.clock)
         self._owl = app
 

@@ -27,8 +27,13 @@ class PauseBanner(Static):
     }
     """
 
-    def __init__(self, gate: PauseGate, elapsed: Callable[[], float], id: str | None = None,
-                 frozen: Callable[[], str] | None = None) -> None:
+    def __init__(
+        self,
+        gate: PauseGate,
+        elapsed: Callable[[], float],
+        id: str | None = None,
+        frozen: Callable[[], str] | None = None,
+    ) -> None:
         super().__init__("", id=id)
         self.gate = gate
         self.elapsed = elapsed
@@ -59,7 +64,10 @@ class PauseBanner(Static):
         if parked:
             t.append(f"  ·  parked: {parked}")
         elif not frozen:
-            t.append("  ·  no agent parked yet (running work continues)" if not self.gate.frozen
-                     else "  ·  nothing running; no agent parked yet")
+            t.append(
+                "  ·  no agent parked yet (running work continues)"
+                if not self.gate.frozen
+                else "  ·  nothing running; no agent parked yet"
+            )
         t.append("  ·  /resume or F2 to continue", style="not bold")
         self.update(t)

@@ -41,8 +41,9 @@ class PickerScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, options: list[tuple[str, str]], highlight: str | None = None,
-                 note: str = "") -> None:
+    def __init__(
+        self, title: str, options: list[tuple[str, str]], highlight: str | None = None, note: str = ""
+    ) -> None:
         super().__init__(classes="-wide" if any(len(label) > 54 for _, label in options) else "")
         self.title_text = title
         self.options = options

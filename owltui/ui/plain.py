@@ -23,9 +23,8 @@ from owltui.session.approvals import attach_reviewer
 from owltui.session.commands import Commands, Host, LineFront, Reply, literal
 from owltui.session.describe import Notice, describe
 from owltui.session.stats import RunStats
-
-from .approval import answer_approval, build_view, parse_answer, plain_lines
-from .text import StreamCleaner, clean, summarize_args
+from owltui.ui.approval import answer_approval, build_view, parse_answer, plain_lines
+from owltui.ui.text import StreamCleaner, clean, summarize_args
 
 if TYPE_CHECKING:
     from owltui.session.runtime import Options
@@ -37,8 +36,9 @@ class PlainPrinter:
     """Turns events into lines. Assistant text is printed a line at a time (a partial line printed
     above a live prompt would be broken by the prompt's redraw). Notices are worded by ``describe``."""
 
-    def __init__(self, write: Write, stats: RunStats | None = None,
-                 pending: Callable[[str], Any] | None = None) -> None:
+    def __init__(
+        self, write: Write, stats: RunStats | None = None, pending: Callable[[str], Any] | None = None
+    ) -> None:
         self.write = write
         self.stats = stats
         self.pending = pending or (lambda _call_id: None)  # call id -> the broker's Pending
@@ -54,8 +54,10 @@ class PlainPrinter:
             ev.ToolEnd: self._tool_end,
             ev.ApprovalRequest: self._approval_request,
             ev.AgentEnd: self._agent_end,
-            **dict.fromkeys((ev.RequirementEvent, ev.Retry, ev.JobStarted, ev.JobFinished, ev.Paused,
-                             ev.Resumed), self._describe),
+            **dict.fromkeys(
+                (ev.RequirementEvent, ev.Retry, ev.JobStarted, ev.JobFinished, ev.Paused, ev.Resumed),
+                self._describe,
+            ),
         }
 
     def _text(self, fragment: str) -> None:
@@ -143,15 +145,18 @@ class PlainFront(LineFront):
 
     label = "plain mode"
     abort_key = "Ctrl+C"
-    keys_help = ("Enter: prompt (steering while a run goes) · Alt+Enter (or Esc, Enter) or /followup TEXT: "
-                 "a follow-up · Ctrl+C: abort the run · Ctrl+D: quit\n"
-                 "/allow, /always, /deny [CALL_ID]: answer the oldest waiting approval (or that one); "
-                 "a typed line is never an answer")
+    keys_help = (
+        "Enter: prompt (steering while a run goes) · Alt+Enter (or Esc, Enter) or /followup TEXT: "
+        "a follow-up · Ctrl+C: abort the run · Ctrl+D: quit\n"
+        "/allow, /always, /deny [CALL_ID]: answer the oldest waiting approval (or that one); "
+        "a typed line is never an answer"
+    )
 
 
 class PlainRepl:
-    def __init__(self, runtime: Host, *, write: Write | None = None,
-                 history_file: Path | None = None) -> None:
+    def __init__(
+        self, runtime: Host, *, write: Write | None = None, history_file: Path | None = None
+    ) -> None:
         self.runtime = runtime
         self.agent = runtime.agent
         self.front = PlainFront()
@@ -186,8 +191,9 @@ class PlainRepl:
             elif follow_up and reply.ok and self.agent.running:
                 self.write("· queued as a follow-up")
             if self.runtime.approvals.pending():
-                self.write("· that was a message, not an answer: /allow, /always or /deny answers "
-                           "the approval")
+                self.write(
+                    "· that was a message, not an answer: /allow, /always or /deny answers the approval"
+                )
         self.show(reply)
 
     def answer(self, decision: str, call_id: str | None = None) -> None:
@@ -203,8 +209,9 @@ class PlainRepl:
                 for label in labels:
                     self.write(f"  {label}")
             else:
-                self.write(f"{pick.title}: {', '.join(pick.options)}  (/{pick.command} followed by one of "
-                           "them)")
+                self.write(
+                    f"{pick.title}: {', '.join(pick.options)}  (/{pick.command} followed by one of them)"
+                )
         self.printer.notice(reply.notice)
         if reply.then is not None:
             self._later.append(reply.then)

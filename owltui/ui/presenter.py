@@ -26,14 +26,13 @@ from owltui.session.mentions import split_attachments
 from owltui.session.shell import SOURCE as SHELL_SOURCE
 from owltui.session.shell import context_message
 from owltui.session.stats import RunStats
-
-from .approval import build_view
-from .blocks import AssistantBlock, AttachmentsBlock, InputBlock, NoticeBlock, ThinkingBlock
-from .conversation import ConversationView
-from .pause_banner import PauseBanner
-from .queue_panel import QueuePanel
-from .status_bar import StatusBar
-from .tool_block import ToolBlock
+from owltui.ui.approval import build_view
+from owltui.ui.blocks import AssistantBlock, AttachmentsBlock, InputBlock, NoticeBlock, ThinkingBlock
+from owltui.ui.conversation import ConversationView
+from owltui.ui.pause_banner import PauseBanner
+from owltui.ui.queue_panel import QueuePanel
+from owltui.ui.status_bar import StatusBar
+from owltui.ui.tool_block import ToolBlock
 
 Later = Callable[..., Any]  # run a callback (sync or async) on the UI's loop after this one
 SUBAGENT_SHOWN = (ev.ToolStart, ev.ToolEnd, ev.ApprovalRequest)  # the rest stays out of the view
@@ -42,8 +41,18 @@ REPLAY_ITEMS = 200  # a resumed transcript draws at most the last this many item
 
 
 class Presenter:
-    def __init__(self, host: Host, stats: RunStats, *, conversation: ConversationView, status: StatusBar,
-                 queue: QueuePanel, banner: PauseBanner, later: Later, alive: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        host: Host,
+        stats: RunStats,
+        *,
+        conversation: ConversationView,
+        status: StatusBar,
+        queue: QueuePanel,
+        banner: PauseBanner,
+        later: Later,
+        alive: Callable[[], bool],
+    ) -> None:
         self.host = host
         self.stats = stats
         self.conversation = conversation
@@ -116,9 +125,10 @@ class Presenter:
         """A message in the conversation: its typed text, then its attachments (folded); a
         ``!command`` given to the model is one line (its output is in the bash block above)."""
         if text.startswith(SHELL_CONTEXT) or source == SHELL_SOURCE:
-            command = text[len(SHELL_CONTEXT):].split("\n", 1)[0] if text.startswith(SHELL_CONTEXT) else ""
-            await self.conversation.add(InputBlock(lane, f"$ {command}  (the command and its output go to "
-                                                         "the model)"))
+            command = text[len(SHELL_CONTEXT) :].split("\n", 1)[0] if text.startswith(SHELL_CONTEXT) else ""
+            await self.conversation.add(
+                InputBlock(lane, f"$ {command}  (the command and its output go to the model)")
+            )
             return
         typed, blocks = split_attachments(text)
         block = InputBlock(lane, typed)
@@ -202,8 +212,9 @@ class Presenter:
         if block is not None:
             block.end()
 
-    async def _tool_block(self, call_id: str, name: str, arguments: dict[str, Any],
-                          collapsed: bool = False) -> ToolBlock:
+    async def _tool_block(
+        self, call_id: str, name: str, arguments: dict[str, Any], collapsed: bool = False
+    ) -> ToolBlock:
         block = self._tools.get(call_id)
         if block is None:
             block = ToolBlock(call_id, name, arguments, collapsed=collapsed)
@@ -241,8 +252,9 @@ class Presenter:
         self.conversation.pruned = 0
         await self.conversation.remove_children()
 
-    async def replay(self, items: Sequence[Item], compaction: CompactionMark | None = None,
-                     limit: int = REPLAY_ITEMS) -> int:
+    async def replay(
+        self, items: Sequence[Item], compaction: CompactionMark | None = None, limit: int = REPLAY_ITEMS
+    ) -> int:
         """Draw a saved conversation: messages with their attachments folded, answers as Markdown,
         thinking and tool blocks folded; where a compaction cut, a line says so. At most the last
         ``limit`` items; returns how many were left out."""
@@ -255,7 +267,7 @@ class Presenter:
             if compaction is not None and i == compaction.first_kept and i > 0:
                 await self.notice("— compacted here: the model sees a summary of what is above —")
             if isinstance(item, UserMessage) and item.text.startswith(SHELL_CONTEXT):
-                command, _, output = item.text[len(SHELL_CONTEXT):].partition("\n")
+                command, _, output = item.text[len(SHELL_CONTEXT) :].partition("\n")
                 shell = await self._tool_block(f"shell-replay-{i}", "bash", {"command": command}, True)
                 shell.finish("ok", output, collapse=True)  # a `!command` the user ran
             elif isinstance(item, UserMessage):

@@ -25,8 +25,7 @@ from textual.widgets import Static, TextArea
 
 from owltui.session.commands import Command
 from owltui.session.mentions import mention_token
-
-from . import look
+from owltui.ui import look
 
 # an @ mention being typed, up to the cursor: @path or @"quoted path
 _MENTION = re.compile(r'(?:^|(?<=\s))@(?:"([^"\n]*)|([^\s"]*))\Z')
@@ -122,8 +121,12 @@ class MentionSource:
     on a keystroke: until it is ready (again: it is kept for the completer's ``ttl``) the answer is
     None and ``on_ready`` is called once it is."""
 
-    def __init__(self, completer: Any, start: Callable[[Callable[[], Awaitable[None]]], None],
-                 on_ready: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        completer: Any,
+        start: Callable[[Callable[[], Awaitable[None]]], None],
+        on_ready: Callable[[], None],
+    ) -> None:
         self.completer = completer
         self._start = start
         self._on_ready = on_ready
@@ -168,11 +171,19 @@ class PromptInput(TextArea):
 
     BINDINGS = [
         Binding("enter", "send", "Send / steer", priority=True, id="send"),
-        Binding("alt+enter,ctrl+j", "follow_up", "Follow-up", priority=True, id="follow_up",
-                key_display="alt+⏎"),
+        Binding(
+            "alt+enter,ctrl+j", "follow_up", "Follow-up", priority=True, id="follow_up", key_display="alt+⏎"
+        ),
         Binding("shift+enter,ctrl+n", "newline", "Newline", show=False, priority=True, id="newline"),
-        Binding("alt+up", "pop_queue", "Edit queued", show=False, priority=True, id="pop_queue",
-                key_display="alt+↑"),
+        Binding(
+            "alt+up",
+            "pop_queue",
+            "Edit queued",
+            show=False,
+            priority=True,
+            id="pop_queue",
+            key_display="alt+↑",
+        ),
     ]
 
     class Send(Message):
@@ -186,10 +197,15 @@ class PromptInput(TextArea):
     class PopQueue(Message):
         pass
 
-    def __init__(self, completions: CompletionList, *,
-                 complete: Callable[[str], list[Command]] | None = None,
-                 mentions: Callable[[str], list[str] | None] | None = None,
-                 input_history: History | None = None, id: str | None = None) -> None:
+    def __init__(
+        self,
+        completions: CompletionList,
+        *,
+        complete: Callable[[str], list[Command]] | None = None,
+        mentions: Callable[[str], list[str] | None] | None = None,
+        input_history: History | None = None,
+        id: str | None = None,
+    ) -> None:
         super().__init__("", id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.completions = completions
         self.complete = complete or (lambda _text: [])
@@ -227,8 +243,7 @@ class PromptInput(TextArea):
     def _send(self) -> None:
         if self.completions.display and self.completions.kind == "mention":
             path = self.completions.current_path
-            if path is not None and self._mention is not None and \
-                    self._mention.typed != mention_token(path):
+            if path is not None and self._mention is not None and self._mention.typed != mention_token(path):
                 self.accept_mention(path)
                 return
         cmd = self.completions.current if self.completions.display else None
@@ -331,7 +346,7 @@ class PromptInput(TextArea):
         else:
             while end < len(line) and not line[end].isspace():
                 end += 1
-        return _Mention(row, m.start(), end, prefix, line[m.start():end])
+        return _Mention(row, m.start(), end, prefix, line[m.start() : end])
 
     def accept_mention(self, path: str) -> None:
         """Replace the ``@`` being typed with ``path``'s mention (a directory stays open for more)."""
@@ -339,8 +354,9 @@ class PromptInput(TextArea):
         if mention is None:
             return
         token = mention_token(path) + ("" if path.endswith("/") else " ")
-        self.replace(token, (mention.row, mention.start), (mention.row, mention.end),
-                     maintain_selection_offset=False)
+        self.replace(
+            token, (mention.row, mention.start), (mention.row, mention.end), maintain_selection_offset=False
+        )
         if not path.endswith("/"):
             self.completions.hide()
 
@@ -362,8 +378,11 @@ class PromptInput(TextArea):
             return
         if event.key in ("up", "down") and self.selection.is_empty:
             nav = self.navigator
-            edge = nav.is_first_wrapped_line(self.cursor_location) if event.key == "up" else \
-                nav.is_last_wrapped_line(self.cursor_location)
+            edge = (
+                nav.is_first_wrapped_line(self.cursor_location)
+                if event.key == "up"
+                else nav.is_last_wrapped_line(self.cursor_location)
+            )
             if edge and self.history_step(-1 if event.key == "up" else 1):
                 event.stop()
                 event.prevent_default()

@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from owltui.session.commands import literal
-
-from .input_routing import echo_started, remember
-from .queue_panel import FOCUS_KEY, QueuePanel
+from owltui.ui.input_routing import echo_started, remember
+from owltui.ui.queue_panel import FOCUS_KEY, QueuePanel
 
 QUEUE_KEY = FOCUS_KEY
 STEER_NOW_KEY = "ctrl+s"

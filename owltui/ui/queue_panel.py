@@ -20,7 +20,7 @@ from textual import events
 from textual.binding import Binding
 from textual.widgets import Input, Static
 
-from .text import clean
+from owltui.ui.text import clean
 
 MAX_SHOWN = 6
 FOCUS_KEY = "f3"  # MainScreen's binding that focuses the panel
@@ -111,8 +111,9 @@ class QueuePanel(Static, can_focus=True):
     def show_queue(self, queue: Mapping[Any, Sequence[Any]], jobs: dict[str, str]) -> None:
         """``queue``: per lane, the queued messages (``{id, text, source}`` objects, or their texts)."""
         chosen = self.selected
-        self.entries = [Entry(lane, _id(t), _text(t)) for lane in ("steer", "follow_up")
-                        for t in queue.get(lane, [])]
+        self.entries = [
+            Entry(lane, _id(t), _text(t)) for lane in ("steer", "follow_up") for t in queue.get(lane, [])
+        ]
         self._jobs = dict(jobs)
         ids = [e.id for e in self.entries]
         if chosen is not None and chosen.id in ids:
@@ -138,7 +139,7 @@ class QueuePanel(Static, can_focus=True):
         out = Text()
         if focused and start:
             out.append(f"          … {start} more above\n")
-        for i, (kind, text) in enumerate(items[start:start + MAX_SHOWN], start):
+        for i, (kind, text) in enumerate(items[start : start + MAX_SHOWN], start):
             if i > start:
                 out.append("\n")
             mark = focused and i == self.cursor

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .picker import PickerScreen, pick_options
+from owltui.ui.picker import PickerScreen, pick_options
 
 if TYPE_CHECKING:
     from owltui.session.commands import Pick

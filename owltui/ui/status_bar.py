@@ -12,8 +12,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from owltui.agent.requirement import MAX_ESCALATIONS
-
-from . import look
+from owltui.ui import look
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TICK = 0.1  # seconds per spinner frame

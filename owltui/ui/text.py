@@ -6,8 +6,7 @@ import json
 from typing import Any
 
 from owltui.tools.sanitize import sanitize
-
-from .approval import visible
+from owltui.ui.approval import visible
 
 _HOLD = 256
 _INTRODUCERS = ("\x1b", "\x9b", "\x90", "\x98", "\x9d", "\x9e", "\x9f")

@@ -42,8 +42,19 @@ class ThemeFile(BaseModel):
     text_alpha: float = Field(0.95, ge=0, le=1)
     variables: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator("primary", "secondary", "accent", "foreground", "background", "surface", "panel",
-                     "boost", "success", "warning", "error")
+    @field_validator(
+        "primary",
+        "secondary",
+        "accent",
+        "foreground",
+        "background",
+        "surface",
+        "panel",
+        "boost",
+        "success",
+        "warning",
+        "error",
+    )
     @classmethod
     def _check_color(cls, value: str | None) -> str | None:
         return None if value is None else _color(value)

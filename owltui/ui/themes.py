@@ -38,7 +38,7 @@ def theme_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
 
 def load_themes(dirs: Iterable[Path] | None = None) -> ThemeLoad:
     """Every theme file of ``dirs`` (default: ``theme_dirs()``), validated."""
-    from .theme_file import load_theme_file  # pydantic: not on the way to the first frame
+    from owltui.ui.theme_file import load_theme_file  # pydantic: not on the way to the first frame
 
     out = ThemeLoad()
     for folder in theme_dirs() if dirs is None else dirs:

@@ -12,8 +12,8 @@ from textual.markup import escape
 from textual.message import Message
 from textual.widgets import Collapsible, Static
 
-from .approval import ApprovalView, plain_lines, rich_view, visible
-from .text import clean, summarize_args
+from owltui.ui.approval import ApprovalView, plain_lines, rich_view, visible
+from owltui.ui.text import clean, summarize_args
 
 STATUS_ICONS = {
     "pending": "·",
@@ -42,8 +42,13 @@ def edit_diff(args: dict[str, Any]) -> Text | None:
     out = Text()
     lines = difflib.unified_diff(shown(old).split("\n"), shown(new).split("\n"), lineterm="", n=2)
     for line in list(lines)[2:]:  # drop the ---/+++ header
-        style = "green" if line.startswith("+") else "red" if line.startswith("-") else (
-            "cyan" if line.startswith("@@") else "")
+        style = (
+            "green"
+            if line.startswith("+")
+            else "red"
+            if line.startswith("-")
+            else ("cyan" if line.startswith("@@") else "")
+        )
         out.append(line + "\n", style=style)
     out.rstrip()
     return out

@@ -9,12 +9,11 @@ from pathlib import Path
 
 from owltui.session.commands import Reply
 from owltui.session.describe import model_display
-
-from .app_api import OwlAppApi
-from .blocks import WelcomeBlock
-from .boot import home_relative
-from .picker import PickerScreen, pick_options
-from .rewind_picker import pick_rewind
+from owltui.ui.app_api import OwlAppApi
+from owltui.ui.blocks import WelcomeBlock
+from owltui.ui.boot import home_relative
+from owltui.ui.picker import PickerScreen, pick_options
+from owltui.ui.rewind_picker import pick_rewind
 
 
 def welcome(app: OwlAppApi) -> str:
@@ -22,8 +21,10 @@ def welcome(app: OwlAppApi) -> str:
     workspace = getattr(rt, "workspace", None) or app.agent.config.workspace
     sid = rt.session_id
     session = f"session {sid}" if sid else "session not saved"
-    return (f"OwlTUI · {model_display(rt.model_label)} · {home_relative(Path(workspace))} · {session} · "
-            "/help for commands and keys")
+    return (
+        f"OwlTUI · {model_display(rt.model_label)} · {home_relative(Path(workspace))} · {session} · "
+        "/help for commands and keys"
+    )
 
 
 async def draw_history(app: OwlAppApi) -> bool:
@@ -57,12 +58,14 @@ async def show(app: OwlAppApi, reply: Reply) -> None:
     elif pick.command == "rewind":  # which checkpoint, then files / conversation / both
         pick_rewind(app, pick)
     else:  # the picker shows what the text lists (the text is for front ends without one)
+
         def chosen(choice: str | None) -> None:
             if choice:
                 app.call_later(app.run_line, f"/{pick.command} {choice}")
 
-        app.push_screen(PickerScreen(pick.title, pick_options(pick), highlight=pick.highlight,
-                                     note=pick.note), chosen)
+        app.push_screen(
+            PickerScreen(pick.title, pick_options(pick), highlight=pick.highlight, note=pick.note), chosen
+        )
     if reply.then is not None:
         app.finish(reply.then)
     p.redraw_status()  # a command may have changed what it shows (the model, the session)

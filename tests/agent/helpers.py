@@ -97,7 +97,9 @@ class Big:
         return ToolOutput("\n".join(f"line {i}" for i in range(1, 5001)))
 
 
-def make_agent(steps: Sequence[Step] | Any, tools: Sequence[Any] = (), **cfg: Any) -> tuple[Agent, ScriptedModel, list[Event]]:
+def make_agent(
+    steps: Sequence[Step] | Any, tools: Sequence[Any] = (), **cfg: Any
+) -> tuple[Agent, ScriptedModel, list[Event]]:
     model = ScriptedModel(steps)
     gate = cfg.pop("gate", None) or PauseGate()
     agent = Agent(LoopConfig(model=model, tools=tools, **cfg), gate=gate)
@@ -122,7 +124,7 @@ def check_history(agent: Agent) -> None:
         item = items[i]
         if isinstance(item, AssistantMessage) and item.tool_calls:
             ids = [c.id for c in item.tool_calls]
-            following = items[i + 1:i + 1 + len(ids)]
+            following = items[i + 1 : i + 1 + len(ids)]
             assert [r.call_id for r in following if isinstance(r, ToolResult)] == ids, (ids, following)
             assert all(isinstance(r, ToolResult) for r in following)
             i += 1 + len(ids)

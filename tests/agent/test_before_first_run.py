@@ -8,15 +8,15 @@ import anyio
 import pytest
 
 from owltui.agent.scripted import Call, Step
-
-from .helpers import Echo, make_agent, types
+from tests.agent.helpers import Echo, make_agent, types
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_awaited_once_before_the_tools_are_captured() -> None:
-    agent, model, _ = make_agent([Step(calls=[Call("echo", {"text": "x"})]), Step(text="one"),
-                                  Step(text="two")], [])
+    agent, model, _ = make_agent(
+        [Step(calls=[Call("echo", {"text": "x"})]), Step(text="one"), Step(text="two")], []
+    )
     calls: list[bool] = []
     echo = Echo()
 

@@ -16,8 +16,7 @@ from owltui.agent.loop import Loop, LoopConfig
 from owltui.agent.messages import AssistantMessage, ToolResult, Usage, UserMessage
 from owltui.agent.pause import PauseGate
 from owltui.agent.scripted import Call, ScriptedModel, Step
-
-from .helpers import Echo, check_history, make_agent, types
+from tests.agent.helpers import Echo, check_history, make_agent, types
 
 pytestmark = pytest.mark.anyio
 
@@ -75,19 +74,20 @@ async def test_compacts_before_the_call_that_would_pass_80_percent() -> None:
     assert done.reason == "auto" and done.tokens_before is not None and done.tokens_before >= 4000
     assert done.tokens_after is not None and done.tokens_after < 4000
     # the reported input and output of the last response plus characters / 4 of what came after it
-    items = agent.history.items()[:compactor.at[0]]
+    items = agent.history.items()[: compactor.at[0]]
     last = max(i for i, it in enumerate(items) if isinstance(it, AssistantMessage))
     reply = items[last]
     assert isinstance(reply, AssistantMessage)
-    expected = reply.usage.input_tokens + reply.usage.output_tokens + \
-        sum(map(item_chars, items[last + 1:])) // 4
+    expected = (
+        reply.usage.input_tokens + reply.usage.output_tokens + sum(map(item_chars, items[last + 1 :])) // 4
+    )
     assert start.tokens_before == done.tokens_before == expected
     req = compactor.requests[0]
     assert req.reason == "auto" and req.window == 5000 and req.keep_tokens == 1250 and req.turn_from == 0
     # a visible step between the round's turn_start and its model call
     seq = types(events)
     i = seq.index("compaction")
-    assert seq[i - 2:i + 2] == ["turn_start", "compaction_start", "compaction", "message_start"]
+    assert seq[i - 2 : i + 2] == ["turn_start", "compaction_start", "compaction", "message_start"]
     later = model.views[seq[:i].count("message_start")]
     assert isinstance(later[0], UserMessage) and later[0].text.endswith("short summary")
     check_history(agent)
@@ -95,14 +95,16 @@ async def test_compacts_before_the_call_that_would_pass_80_percent() -> None:
 
 async def test_no_window_or_no_compactor_means_no_budget() -> None:
     for cfg in ({"context_window": 5000}, {"compactor": FakeCompactor()}, {}):
-        loop = Loop(LoopConfig(model=ScriptedModel([]), **cfg), MemoryHistory(), inbox=Inbox(),
-                    emitter=Emitter())
+        loop = Loop(
+            LoopConfig(model=ScriptedModel([]), **cfg), MemoryHistory(), inbox=Inbox(), emitter=Emitter()
+        )
         assert loop.budget is None
 
 
 async def test_the_estimate_is_the_reported_figure_plus_what_was_appended() -> None:
-    cfg = LoopConfig(model=ScriptedModel([]), system_prompt="s" * 400, context_window=1000,
-                     compactor=FakeCompactor())
+    cfg = LoopConfig(
+        model=ScriptedModel([]), system_prompt="s" * 400, context_window=1000, compactor=FakeCompactor()
+    )
     history = MemoryHistory([UserMessage(text="u" * 800)])
     budget = ContextBudget()
     view = history.model_view()
@@ -163,8 +165,9 @@ async def test_a_success_resets_the_streak() -> None:
 async def test_confirm_closes_the_gate_first_and_resuming_compacts() -> None:
     gate = PauseGate()
     compactor = FakeCompactor()
-    agent, _, events = make_agent(growing(5), [Echo()], context_window=5000, compactor=compactor,
-                                  compaction_confirm=True, gate=gate)
+    agent, _, events = make_agent(
+        growing(5), [Echo()], context_window=5000, compactor=compactor, compaction_confirm=True, gate=gate
+    )
     closed = anyio.Event()
     gate.subscribe(lambda paused, _s: closed.set() if paused else None)
     async with anyio.create_task_group() as tg:

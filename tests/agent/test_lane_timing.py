@@ -23,8 +23,7 @@ from owltui.agent.pause import PauseGate
 from owltui.agent.requirement import RequirementSlot
 from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.session.store import SessionStore
-
-from .helpers import Blocker, Echo, ReadBlocker, check_history, make_agent, types, user_texts
+from tests.agent.helpers import Blocker, Echo, ReadBlocker, check_history, make_agent, types, user_texts
 
 pytestmark = pytest.mark.anyio
 
@@ -142,8 +141,9 @@ async def test_follow_up_queued_while_paused_waits_at_the_stop_boundary() -> Non
     gate = PauseGate()
     started = anyio.Event()
     release = anyio.Event()
-    agent, model, events = make_agent([Step(text="answer", started=started, gate=release),
-                                       Step(text="second answer")], gate=gate)
+    agent, model, events = make_agent(
+        [Step(text="answer", started=started, gate=release), Step(text="second answer")], gate=gate
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await started.wait()
@@ -163,11 +163,13 @@ async def test_follow_up_queued_while_paused_waits_at_the_stop_boundary() -> Non
 
 # ---- steering first, follow-ups one per stop -----------------------------------------------
 
+
 async def test_steer_and_follow_up_queued_during_the_final_answer_are_two_requests() -> None:
     started = anyio.Event()
     release = anyio.Event()
-    agent, model, events = make_agent([Step(text="answer", started=started, gate=release),
-                                       Step(text="steered"), Step(text="followed")])
+    agent, model, events = make_agent(
+        [Step(text="answer", started=started, gate=release), Step(text="steered"), Step(text="followed")]
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await started.wait()
@@ -198,8 +200,11 @@ async def test_three_follow_ups_are_three_turns_in_order() -> None:
     agent.config.hooks = Hooks(before_yield=before_yield, turn_end=turn_end)
     out = await agent.run("go")
     assert out.text == "a3" and model.calls == 4
-    assert [last_user(v) for v in model.views[1:]] == [[("follow_up", "f1")], [("follow_up", "f2")],
-                                                       [("follow_up", "f3")]]
+    assert [last_user(v) for v in model.views[1:]] == [
+        [("follow_up", "f1")],
+        [("follow_up", "f2")],
+        [("follow_up", "f3")],
+    ]
     assert types(events).count("agent_start") == 1
     assert_turns_paired(events)
 
@@ -243,6 +248,7 @@ async def test_steering_stays_merged() -> None:
 
 
 # ---- every turn_start has its turn_end ------------------------------------------------------
+
 
 async def test_turns_paired_on_model_error() -> None:
     agent, _, events = make_agent([Step(text="part", error="stream cut")])
@@ -293,12 +299,18 @@ async def test_turns_paired_when_a_hook_or_the_requirement_ends_the_run() -> Non
 
 # ---- steer now, per message ----------------------------------------------------------------
 
+
 async def test_immediate_steer_skips_the_rest_of_the_batch_for_this_message_only() -> None:
     blk = Blocker()
     echo = Echo()
     agent, model, events = make_agent(
-        [Step(calls=[Call("block", {}), Call("echo", {"text": "a"})]),
-         Step(calls=[Call("block", {}), Call("echo", {"text": "b"})]), Step(text="done")], [blk, echo])
+        [
+            Step(calls=[Call("block", {}), Call("echo", {"text": "a"})]),
+            Step(calls=[Call("block", {}), Call("echo", {"text": "b"})]),
+            Step(text="done"),
+        ],
+        [blk, echo],
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await blk.started.wait()
@@ -315,8 +327,9 @@ async def test_immediate_steer_skips_the_rest_of_the_batch_for_this_message_only
 async def test_plain_steer_with_batch_config_skips_nothing() -> None:
     blk = Blocker()
     echo = Echo()
-    agent, _, _ = make_agent([Step(calls=[Call("block", {}), Call("echo", {"text": "a"})]), Step(text="ok")],
-                             [blk, echo])
+    agent, _, _ = make_agent(
+        [Step(calls=[Call("block", {}), Call("echo", {"text": "a"})]), Step(text="ok")], [blk, echo]
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await blk.started.wait()
@@ -326,6 +339,7 @@ async def test_plain_steer_with_batch_config_skips_nothing() -> None:
 
 
 # ---- results saved when their tool ends ---------------------------------------------------------
+
 
 class RecordingHistory(MemoryHistory):
     def __init__(self, events: list[Event]) -> None:
@@ -342,8 +356,12 @@ async def test_each_result_of_a_concurrent_group_is_saved_before_its_tool_end() 
     slow = ReadBlocker()
     events: list[Event] = []
     history = RecordingHistory(events)
-    model = ScriptedModel([Step(calls=[Call("rblock", {}, id="slow"), Call("echo", {"text": "x"}, id="fast")]),
-                           Step(text="done")])
+    model = ScriptedModel(
+        [
+            Step(calls=[Call("rblock", {}, id="slow"), Call("echo", {"text": "x"}, id="fast")]),
+            Step(text="done"),
+        ]
+    )
     agent = Agent(LoopConfig(model=model, tools=[slow, Echo()]), history, gate=PauseGate())
     agent.emitter.subscribe(events.append)
     async with anyio.create_task_group() as tg:
@@ -364,8 +382,12 @@ async def test_each_result_of_a_concurrent_group_is_saved_before_its_tool_end() 
 async def test_session_file_holds_a_finished_result_while_its_group_still_runs(tmp_path: Path) -> None:
     slow = ReadBlocker()
     store = SessionStore.create(tmp_path, tmp_path, "m")
-    model = ScriptedModel([Step(calls=[Call("rblock", {}, id="slow"), Call("echo", {"text": "kept"}, id="fast")]),
-                           Step(text="done")])
+    model = ScriptedModel(
+        [
+            Step(calls=[Call("rblock", {}, id="slow"), Call("echo", {"text": "kept"}, id="fast")]),
+            Step(text="done"),
+        ]
+    )
     agent = Agent(LoopConfig(model=model, tools=[slow, Echo()]), store, gate=PauseGate())
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
@@ -383,6 +405,7 @@ async def test_session_file_holds_a_finished_result_while_its_group_still_runs(t
 
 
 # ---- the gate's clock of unfrozen time ---------------------------------------------------------
+
 
 async def test_gate_clock_stands_while_frozen_and_not_while_only_paused() -> None:
     gate = PauseGate()

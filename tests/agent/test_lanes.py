@@ -9,8 +9,7 @@ from owltui.agent.hooks import Directive, Hooks
 from owltui.agent.inbox import Inbox
 from owltui.agent.messages import ToolResult, UserMessage
 from owltui.agent.scripted import Call, Step
-
-from .helpers import Blocker, Echo, check_history, make_agent, types, user_texts
+from tests.agent.helpers import Blocker, Echo, check_history, make_agent, types, user_texts
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +42,8 @@ async def test_steering_during_batch_delivered_after_the_batch() -> None:
     blk = Blocker()
     echo = Echo()
     agent, model, events = make_agent(
-        [Step(calls=[Call("block", {}), Call("echo", {"text": "second"})]), Step(text="done")], [blk, echo])
+        [Step(calls=[Call("block", {}), Call("echo", {"text": "second"})]), Step(text="done")], [blk, echo]
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await blk.started.wait()
@@ -52,8 +52,7 @@ async def test_steering_during_batch_delivered_after_the_batch() -> None:
     assert echo.ran == ["second"]  # batch mode: the rest of the batch still ran
     assert inputs(events) == [("user", "go"), ("steer", "use tabs")]
     # delivered before the second model call, after both results
-    assert [type(i).__name__ for i in model.views[1]][-3:] == ["ToolResult", "ToolResult",
-                                                                            "UserMessage"]
+    assert [type(i).__name__ for i in model.views[1]][-3:] == ["ToolResult", "ToolResult", "UserMessage"]
     check_history(agent)
 
 
@@ -61,8 +60,10 @@ async def test_steering_immediate_skips_calls_not_started_naming_source() -> Non
     blk = Blocker()
     echo = Echo()
     agent, _, events = make_agent(
-        [Step(calls=[Call("block", {}), Call("echo", {"text": "second"})]), Step(text="done")], [blk, echo],
-        steering="immediate")
+        [Step(calls=[Call("block", {}), Call("echo", {"text": "second"})]), Step(text="done")],
+        [blk, echo],
+        steering="immediate",
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await blk.started.wait()
@@ -79,8 +80,14 @@ async def test_steering_immediate_skips_calls_not_started_naming_source() -> Non
 async def test_follow_up_only_at_stop_boundary() -> None:
     blk = Blocker()
     agent, model, events = make_agent(
-        [Step(calls=[Call("block", {})]), Step(calls=[Call("echo", {"text": "x"})]), Step(text="first answer"),
-         Step(text="follow-up answer")], [blk, Echo()])
+        [
+            Step(calls=[Call("block", {})]),
+            Step(calls=[Call("echo", {"text": "x"})]),
+            Step(text="first answer"),
+            Step(text="follow-up answer"),
+        ],
+        [blk, Echo()],
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await blk.started.wait()
@@ -97,8 +104,10 @@ async def test_asides_never_interrupt_tools_and_arrive_after_batch() -> None:
     blk = Blocker()
     echo = Echo()
     agent, model, _ = make_agent(
-        [Step(calls=[Call("block", {}), Call("echo", {"text": "x"})]), Step(text="done")], [blk, echo],
-        steering="immediate")
+        [Step(calls=[Call("block", {}), Call("echo", {"text": "x"})]), Step(text="done")],
+        [blk, echo],
+        steering="immediate",
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await blk.started.wait()
@@ -169,8 +178,11 @@ async def test_abort_at_each_poll_point_leaves_queue_intact() -> None:
         agent.follow_up("f1")
         agent.aside("a1")
         agent.abort()
-    assert {lane: [q["text"] for q in items] for lane, items in agent.inbox.snapshot().items()} == \
-        {"steer": ["s1"], "follow_up": ["f1"], "aside": ["a1"]}
+    assert {lane: [q["text"] for q in items] for lane, items in agent.inbox.snapshot().items()} == {
+        "steer": ["s1"],
+        "follow_up": ["f1"],
+        "aside": ["a1"],
+    }
 
     # 2) aborted by the before-yield hook (the outer drain is skipped)
     agent, _, _ = make_agent([Step(text="x")])
@@ -237,8 +249,11 @@ async def test_prompt_while_running_is_refused() -> None:
 
 async def test_hook_append_and_steer_delivered_once_each() -> None:
     async def round_start(state):
-        return Directive(append=[UserMessage(text=f"r{state.total_rounds}", lane="notice")]) \
-            if state.total_rounds == 1 else None
+        return (
+            Directive(append=[UserMessage(text=f"r{state.total_rounds}", lane="notice")])
+            if state.total_rounds == 1
+            else None
+        )
 
     agent, _, events = make_agent([Step(text="a")], hooks=Hooks(round_start=round_start))
     agent.steer("early")

@@ -17,8 +17,7 @@ from owltui.agent.model import ForceTool, ToolChoice
 from owltui.agent.scripted import Call, Step
 from owltui.agent.state import End, RunState
 from owltui.agent.tool import ToolContext, ToolOutput
-
-from .helpers import Echo, TextArgs, check_history, make_agent
+from tests.agent.helpers import Echo, TextArgs, check_history, make_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -126,7 +125,10 @@ def test_ledger_one_result_per_call_and_close_prefers_finished_results() -> None
     ledger.close("Cancelled.", "cancelled")
     results = [i for i in history.items() if isinstance(i, ToolResult)]
     assert [(r.call_id, r.content, r.status) for r in results] == [
-        ("a", "one", "ok"), ("b", "two", "ok"), ("c", "Cancelled.", "cancelled")]
+        ("a", "one", "ok"),
+        ("b", "two", "ok"),
+        ("c", "Cancelled.", "cancelled"),
+    ]
     ends = [e for e in events if isinstance(e, ToolEnd)]
     assert [(e.call_id, e.details) for e in ends] == [("a", None), ("b", {"n": 2}), ("c", None)]
     assert heard == ["ok", "ok", "cancelled"] and not ledger.outstanding
@@ -143,8 +145,10 @@ class Counted:
 
 
 async def test_tool_end_carries_details_omitted_when_empty() -> None:
-    agent, _, events = make_agent([Step(calls=[Call("count", {"text": "abc"}), Call("count", {}),
-                                               Call("nope", {})]), Step(text="ok")], [Counted()])
+    agent, _, events = make_agent(
+        [Step(calls=[Call("count", {"text": "abc"}), Call("count", {}), Call("nope", {})]), Step(text="ok")],
+        [Counted()],
+    )
     await agent.run("go")
     ends = [e.wire() for e in events if e.type == "tool_end"]
     assert ends[0]["details"] == {"chars": 3} and ends[0]["output"] == "3"

@@ -12,8 +12,7 @@ from owltui.agent.messages import ITEM_ADAPTER, AssistantMessage, ToolResult, Us
 from owltui.agent.model import ForceTool
 from owltui.agent.results import ResultStore
 from owltui.agent.scripted import Call, Step
-
-from .helpers import Big, Blocker, Crash, Echo, Fail, ReadBlocker, check_history, make_agent, types
+from tests.agent.helpers import Big, Blocker, Crash, Echo, Fail, ReadBlocker, check_history, make_agent, types
 
 pytestmark = pytest.mark.anyio
 
@@ -23,8 +22,9 @@ def results(agent) -> list[ToolResult]:
 
 
 async def test_items_round_trip_json() -> None:
-    agent, _, _ = make_agent([Step(text="a", thinking="hmm", calls=[Call("echo", {"text": "x"})]),
-                              Step(text="b")], [Echo()])
+    agent, _, _ = make_agent(
+        [Step(text="a", thinking="hmm", calls=[Call("echo", {"text": "x"})]), Step(text="b")], [Echo()]
+    )
     await agent.run("hi")
     for item in agent.history.items():
         again = ITEM_ADAPTER.validate_json(json.dumps(ITEM_ADAPTER.dump_python(item, mode="json")))
@@ -32,23 +32,42 @@ async def test_items_round_trip_json() -> None:
 
 
 async def test_event_order_one_round_with_one_tool() -> None:
-    agent, _, events = make_agent([Step(text="a", calls=[Call("echo", {"text": "x"})]), Step(text="b")],
-                                  [Echo()])
+    agent, _, events = make_agent(
+        [Step(text="a", calls=[Call("echo", {"text": "x"})]), Step(text="b")], [Echo()]
+    )
     out = await agent.run("hi")
     assert out.reason == "done" and out.text == "b"
     assert types(events) == [
-        "agent_start", "turn_start", "input", "message_start", "message_delta", "message_end",
-        "tool_start", "tool_end", "turn_end", "turn_start", "message_start", "message_delta",
-        "message_end", "turn_end", "agent_end"]
+        "agent_start",
+        "turn_start",
+        "input",
+        "message_start",
+        "message_delta",
+        "message_end",
+        "tool_start",
+        "tool_end",
+        "turn_end",
+        "turn_start",
+        "message_start",
+        "message_delta",
+        "message_end",
+        "turn_end",
+        "agent_end",
+    ]
     end = next(e for e in events if e.type == "message_end")
     assert end.wire()["tool_calls"] == [{"id": "call_1", "name": "echo", "arguments": {"text": "x"}}]
     assert end.wire()["stop_reason"] == "tool_use"
 
 
 async def test_tools_sorted_and_identical_every_round() -> None:
-    agent, model, _ = make_agent([Step(calls=[Call("echo", {"text": "1"})]),
-                                  Step(calls=[Call("fail", {"text": "2"})]), Step(text="ok")],
-                                 [Fail(), Echo()])
+    agent, model, _ = make_agent(
+        [
+            Step(calls=[Call("echo", {"text": "1"})]),
+            Step(calls=[Call("fail", {"text": "2"})]),
+            Step(text="ok"),
+        ],
+        [Fail(), Echo()],
+    )
     await agent.run("go")
     names = [t.name for t in model.requests[0].tools]
     assert names == sorted(names) == ["echo", "fail", "read_result"]
@@ -57,10 +76,20 @@ async def test_tools_sorted_and_identical_every_round() -> None:
 
 
 async def test_malformed_arguments_unknown_tool_and_schema_errors_are_results() -> None:
-    agent, model, _ = make_agent([
-        Step(calls=[Call("echo", '{"text": "unterminated'), Call("nope", {}), Call("echo", {"text": 5}),
-                    Call("echo", "[1, 2]")]),
-        Step(text="recovered")], [Echo()])
+    agent, model, _ = make_agent(
+        [
+            Step(
+                calls=[
+                    Call("echo", '{"text": "unterminated'),
+                    Call("nope", {}),
+                    Call("echo", {"text": 5}),
+                    Call("echo", "[1, 2]"),
+                ]
+            ),
+            Step(text="recovered"),
+        ],
+        [Echo()],
+    )
     out = await agent.run("go")
     assert out.reason == "done" and out.text == "recovered"
     rs = results(agent)
@@ -144,6 +173,7 @@ async def test_failure_counter_reset_by_success_of_same_tool() -> None:
             Flaky.n += 1
             if Flaky.n == 4:
                 from owltui.agent.tool import ToolOutput
+
                 return ToolOutput("fine")
             return await super().run(args, ctx)
 
@@ -155,8 +185,9 @@ async def test_failure_counter_reset_by_success_of_same_tool() -> None:
 
 async def test_call_cap_refuses_calls_over_it() -> None:
     echo = Echo()
-    agent, _, _ = make_agent([Step(calls=[Call("echo", {"text": str(i)}) for i in range(3)]),
-                              Step(text="ok")], [echo], call_cap=2)
+    agent, _, _ = make_agent(
+        [Step(calls=[Call("echo", {"text": str(i)}) for i in range(3)]), Step(text="ok")], [echo], call_cap=2
+    )
     await agent.run("go")
     rs = results(agent)
     assert [r.status for r in rs] == ["ok", "ok", "refused"]
@@ -165,9 +196,15 @@ async def test_call_cap_refuses_calls_over_it() -> None:
 
 async def test_repeat_refusal_and_loop_goes_on() -> None:
     echo = Echo()
-    agent, model, _ = make_agent([Step(calls=[Call("echo", {"text": "a"})]),
-                                  Step(calls=[Call("echo", {"text": "a"}), Call("echo", {"text": "b"})]),
-                                  Step(text="done")], [echo], refusals=[refuse_repeats()])
+    agent, model, _ = make_agent(
+        [
+            Step(calls=[Call("echo", {"text": "a"})]),
+            Step(calls=[Call("echo", {"text": "a"}), Call("echo", {"text": "b"})]),
+            Step(text="done"),
+        ],
+        [echo],
+        refusals=[refuse_repeats()],
+    )
     out = await agent.run("go")
     assert out.text == "done"
     assert [r.status for r in results(agent)] == ["ok", "refused", "ok"]
@@ -192,14 +229,33 @@ async def test_check_order_cap_expansion_refusal_permission() -> None:
         seen.append(f"permission:{call.name}")
         return "Refused: not allowed" if call.arguments.get("text") == "secret" else None
 
-    agent, _, _ = make_agent([Step(calls=[Call("via", {"inner": {"text": "secret"}}),
-                                          Call("echo", {"text": "x"}), Call("echo", {"text": "y"})]),
-                              Step(text="ok")], [echo], expand=expand, refusals=[refusal],
-                             permission=permission, call_cap=2)
+    agent, _, _ = make_agent(
+        [
+            Step(
+                calls=[
+                    Call("via", {"inner": {"text": "secret"}}),
+                    Call("echo", {"text": "x"}),
+                    Call("echo", {"text": "y"}),
+                ]
+            ),
+            Step(text="ok"),
+        ],
+        [echo],
+        expand=expand,
+        refusals=[refusal],
+        permission=permission,
+        call_cap=2,
+    )
     await agent.run("go")
     # the delegating call is judged as the real tool: refusal and permission saw `echo`
-    assert seen == ["expand:via", "refusal:echo", "permission:echo",
-                    "expand:echo", "refusal:echo", "permission:echo"]
+    assert seen == [
+        "expand:via",
+        "refusal:echo",
+        "permission:echo",
+        "expand:echo",
+        "refusal:echo",
+        "permission:echo",
+    ]
     assert [r.status for r in results(agent)] == ["refused", "ok", "refused"]
     assert echo.ran == ["x"]
 
@@ -207,8 +263,9 @@ async def test_check_order_cap_expansion_refusal_permission() -> None:
 async def test_read_only_tools_run_concurrently_results_in_call_order() -> None:
     a, b = ReadBlocker(), ReadBlocker()
     b.name = "rblock2"  # type: ignore[misc]
-    agent, _, events = make_agent([Step(calls=[Call("rblock", {"text": "1"}), Call("rblock2", {"text": "2"})]),
-                                   Step(text="ok")], [a, b])
+    agent, _, events = make_agent(
+        [Step(calls=[Call("rblock", {"text": "1"}), Call("rblock2", {"text": "2"})]), Step(text="ok")], [a, b]
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await a.started.wait()
@@ -224,8 +281,9 @@ async def test_read_only_tools_run_concurrently_results_in_call_order() -> None:
 async def test_non_read_only_tools_run_exclusively() -> None:
     blk = Blocker()
     echo = Echo()
-    agent, _, _ = make_agent([Step(calls=[Call("block", {}), Call("echo", {"text": "after"})]),
-                              Step(text="ok")], [blk, echo])
+    agent, _, _ = make_agent(
+        [Step(calls=[Call("block", {}), Call("echo", {"text": "after"})]), Step(text="ok")], [blk, echo]
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await blk.started.wait()
@@ -237,10 +295,15 @@ async def test_non_read_only_tools_run_exclusively() -> None:
 
 async def test_large_result_saved_with_exact_reread_call(tmp_path) -> None:
     store = ResultStore(tmp_path / "results")
-    agent, model, _ = make_agent([Step(calls=[Call("big", {})]),
-                                  Step(calls=[Call("read_result", {"result_id": "r1", "offset": 4990,
-                                                                   "limit": 5})]),
-                                  Step(text="ok")], [Big()], results=store)
+    agent, model, _ = make_agent(
+        [
+            Step(calls=[Call("big", {})]),
+            Step(calls=[Call("read_result", {"result_id": "r1", "offset": 4990, "limit": 5})]),
+            Step(text="ok"),
+        ],
+        [Big()],
+        results=store,
+    )
     await agent.run("go")
     first, second = results(agent)
     assert len(first.content) <= 50 * 1024
@@ -253,8 +316,9 @@ async def test_large_result_saved_with_exact_reread_call(tmp_path) -> None:
 
 
 async def test_provider_error_mid_stream_keeps_text_and_answers_completed_calls() -> None:
-    agent, _, events = make_agent([Step(text="partial", calls=[Call("echo", {"text": "x"})],
-                                        error="connection reset")], [Echo()])
+    agent, _, events = make_agent(
+        [Step(text="partial", calls=[Call("echo", {"text": "x"})], error="connection reset")], [Echo()]
+    )
     out = await agent.run("go")
     assert out.reason == "error" and "connection reset" in (out.error or "")
     msg = next(i for i in agent.history.items() if isinstance(i, AssistantMessage))
@@ -275,6 +339,7 @@ async def test_model_exception_is_an_error_end_not_a_crash() -> None:
 
     from owltui.agent.agent import Agent
     from owltui.agent.loop import LoopConfig
+
     agent = Agent(LoopConfig(model=Broken()))
     out = await agent.run("hi")
     assert out.reason == "error" and "bad frame" in (out.error or "")
@@ -282,8 +347,9 @@ async def test_model_exception_is_an_error_end_not_a_crash() -> None:
 
 async def test_abort_mid_tool_kills_tool_and_answers_every_call() -> None:
     blk = Blocker()
-    agent, _, events = make_agent([Step(calls=[Call("block", {}), Call("echo", {"text": "never"})]),
-                                   Step(text="unused")], [blk, Echo()])
+    agent, _, events = make_agent(
+        [Step(calls=[Call("block", {}), Call("echo", {"text": "never"})]), Step(text="unused")], [blk, Echo()]
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await blk.started.wait()
@@ -337,10 +403,15 @@ async def test_hooks_directives_end_with_tools_off_force_and_replace() -> None:
         seen.append("before_yield")
         return Directive(end_with="final words") if state.total_rounds >= 3 else None
 
-    agent, model, _ = make_agent([Step(calls=[Call("echo", {"text": "a"}), Call("echo", {"text": "b"})]),
-                                  Step(calls=[Call("echo", {"text": "c"})]), Step(text="x")], [echo],
-                                 hooks=Hooks(after_response=after_response, after_tools=after_tools,
-                                             before_yield=before_yield))
+    agent, model, _ = make_agent(
+        [
+            Step(calls=[Call("echo", {"text": "a"}), Call("echo", {"text": "b"})]),
+            Step(calls=[Call("echo", {"text": "c"})]),
+            Step(text="x"),
+        ],
+        [echo],
+        hooks=Hooks(after_response=after_response, after_tools=after_tools, before_yield=before_yield),
+    )
     out = await agent.run("go")
     assert echo.ran == ["b", "c"]
     assert [r.status for r in results(agent)] == ["skipped", "ok", "ok"]
@@ -356,8 +427,11 @@ async def test_hook_append_lands_at_round_start_not_between_call_and_result() ->
     async def after_response(state, msg):
         return Directive(append=[UserMessage(text="hook note", lane="notice")])
 
-    agent, _, _ = make_agent([Step(calls=[Call("echo", {"text": "a"})]), Step(text="ok")], [Echo()],
-                             hooks=Hooks(after_response=after_response))
+    agent, _, _ = make_agent(
+        [Step(calls=[Call("echo", {"text": "a"})]), Step(text="ok")],
+        [Echo()],
+        hooks=Hooks(after_response=after_response),
+    )
     await agent.run("go")
     check_history(agent)
     items = agent.history.items()
@@ -371,8 +445,9 @@ async def test_repeated_results_counted_for_researchers() -> None:
         stale.append(state.stale_rounds)
         return Directive(end_with="enough") if state.stale_rounds >= 2 else None
 
-    agent, _, _ = make_agent([Step(calls=[Call("echo", {"text": "same"})])] * 5, [Echo()],
-                             hooks=Hooks(after_tools=after_tools))
+    agent, _, _ = make_agent(
+        [Step(calls=[Call("echo", {"text": "same"})])] * 5, [Echo()], hooks=Hooks(after_tools=after_tools)
+    )
     out = await agent.run("go")
     assert stale == [0, 1, 2] and out.text == "enough"
 
@@ -387,8 +462,11 @@ async def test_approval_cap_refuses_approval_calls_beyond_it() -> None:
     from owltui.agent.hooks import approval_cap
 
     echo = Echo()
-    agent, _, _ = make_agent([Step(calls=[Call("echo", {"text": str(i)}) for i in range(3)]), Step(text="ok")],
-                             [echo], refusals=[approval_cap(2, lambda name: name == "echo")])
+    agent, _, _ = make_agent(
+        [Step(calls=[Call("echo", {"text": str(i)}) for i in range(3)]), Step(text="ok")],
+        [echo],
+        refusals=[approval_cap(2, lambda name: name == "echo")],
+    )
     await agent.run("go")
     assert [r.status for r in results(agent)] == ["ok", "ok", "refused"]
     assert "at most 2" in results(agent)[2].content
@@ -401,7 +479,8 @@ async def test_turn_end_hook_runs_once_per_logical_turn() -> None:
         seen.append(state.total_rounds)
         return None
 
-    agent, _, _ = make_agent([Step(calls=[Call("echo", {"text": "x"})]), Step(text="ok")], [Echo()],
-                             hooks=Hooks(turn_end=turn_end))
+    agent, _, _ = make_agent(
+        [Step(calls=[Call("echo", {"text": "x"})]), Step(text="ok")], [Echo()], hooks=Hooks(turn_end=turn_end)
+    )
     await agent.run("go")
     assert seen == [2]

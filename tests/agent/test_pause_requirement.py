@@ -11,13 +11,13 @@ from owltui.agent.model import ForceTool
 from owltui.agent.pause import PauseGate
 from owltui.agent.requirement import RequirementSlot
 from owltui.agent.scripted import Call, Step
-
-from .helpers import Blocker, Echo, check_history, make_agent
+from tests.agent.helpers import Blocker, Echo, check_history, make_agent
 
 pytestmark = pytest.mark.anyio
 
 
 # ---- pause gate -----------------------------------------------------------------------------
+
 
 async def test_gate_pause_resume_values_and_listeners() -> None:
     gate = PauseGate()
@@ -48,9 +48,11 @@ async def test_pause_during_stream_lets_it_finish_then_parks_before_tool_start()
     mid = anyio.Event()
     echo = Echo()
     gate = PauseGate()
-    agent, model, events = make_agent([Step(text="abc def", chunk=3, mid_gate=mid,
-                                            calls=[Call("echo", {"text": "x"})]), Step(text="done")],
-                                      [echo], gate=gate)
+    agent, model, events = make_agent(
+        [Step(text="abc def", chunk=3, mid_gate=mid, calls=[Call("echo", {"text": "x"})]), Step(text="done")],
+        [echo],
+        gate=gate,
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await anyio.wait_all_tasks_blocked()
@@ -128,6 +130,7 @@ async def test_resume_then_repause_in_same_tick_reparks() -> None:
 
 # ---- soft tool requirement ------------------------------------------------------------------
 
+
 def req_events(events):
     return [(e.tool, e.escalation) for e in events if e.type == "requirement"]
 
@@ -154,8 +157,10 @@ async def test_requirement_detour_skipped_then_forced() -> None:
     slot.set("echo")
     other = Blocker()
     echo = Echo()
-    agent, model, events = make_agent([Step(calls=[Call("block", {})]), Step(calls=[Call("echo", {"text": "y"})]),
-                                       Step(text="done")], [other, echo])
+    agent, model, events = make_agent(
+        [Step(calls=[Call("block", {})]), Step(calls=[Call("echo", {"text": "y"})]), Step(text="done")],
+        [other, echo],
+    )
     agent.requirement = slot
     out = await agent.run("go")
     assert out.reason == "done" and other.runs == 0 and echo.ran == ["y"]
@@ -170,8 +175,9 @@ async def test_requirement_detour_skipped_then_forced() -> None:
 async def test_requirement_bare_text_is_forced() -> None:
     slot = RequirementSlot()
     slot.set("echo")
-    agent, model, events = make_agent([Step(text="I won't"), Step(calls=[Call("echo", {"text": "ok"})]),
-                                       Step(text="done")], [Echo()])
+    agent, model, events = make_agent(
+        [Step(text="I won't"), Step(calls=[Call("echo", {"text": "ok"})]), Step(text="done")], [Echo()]
+    )
     agent.requirement = slot
     out = await agent.run("go")
     assert out.text == "done" and model.calls == 3
@@ -212,7 +218,9 @@ async def test_requirement_reminder_once_per_id_and_counter_resets_on_new_id() -
     # same id again: no second reminder
     slot.current = req
     events.clear()
-    model._fn = lambda r: Step(calls=[Call("echo", {"text": "z"})]) if len(model.requests) == 4 else Step(text="ok")
+    model._fn = lambda r: (
+        Step(calls=[Call("echo", {"text": "z"})]) if len(model.requests) == 4 else Step(text="ok")
+    )
     await agent.run("again")
     assert req_events(events) == []
 

@@ -27,12 +27,27 @@ from owltui.agent.model import ModelRequest
 from owltui.agent.pause import PauseGate
 from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
-
-from .helpers import TextArgs, check_history
+from tests.agent.helpers import TextArgs, check_history
 
 BEHAVIOURS = ["text", "tool_ok", "tool_fail", "two_tools", "error", "bad_args", "ro_pair"]
-OPS = ["prompt", "steer", "aside", "follow_up", "pause", "resume", "abort", "abort_clear",
-       "advance", "advance", "advance", "advance", "edit", "remove", "move", "steer_now"]
+OPS = [
+    "prompt",
+    "steer",
+    "aside",
+    "follow_up",
+    "pause",
+    "resume",
+    "abort",
+    "abort_clear",
+    "advance",
+    "advance",
+    "advance",
+    "advance",
+    "edit",
+    "remove",
+    "move",
+    "steer_now",
+]
 
 
 class World:
@@ -172,8 +187,11 @@ async def run_program(ops: list[tuple[str, int]], behaviours: list[str]) -> None
                         agent.inbox.remove(qid)
                     else:
                         other = [q for q in listed if q != qid]
-                        agent.inbox.move(qid, lane=("steer", "follow_up")[arg % 2],
-                                         before=other[arg % len(other)] if other and arg > 1 else None)
+                        agent.inbox.move(
+                            qid,
+                            lane=("steer", "follow_up")[arg % 2],
+                            before=other[arg % len(other)] if other and arg > 1 else None,
+                        )
                 except NotQueued:
                     assert old is None  # refused exactly when it is no longer queued
                 except QueueError as exc:  # moving an aside, or before a message of another lane
@@ -223,7 +241,9 @@ async def run_program(ops: list[tuple[str, int]], behaviours: list[str]) -> None
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ops=st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 3)), min_size=1, max_size=40),
-       behaviours=st.lists(st.sampled_from(BEHAVIOURS), min_size=1, max_size=8))
+@given(
+    ops=st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 3)), min_size=1, max_size=40),
+    behaviours=st.lists(st.sampled_from(BEHAVIOURS), min_size=1, max_size=8),
+)
 def test_random_interleavings_keep_the_invariants(ops: list[tuple[str, int]], behaviours: list[str]) -> None:
     anyio.run(run_program, [("prompt", 0), *ops], behaviours)

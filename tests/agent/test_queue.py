@@ -62,8 +62,13 @@ def test_refusals_for_ids_delivered_removed_or_unknown() -> None:
     a = box.push("aside", lambda: "notice")
     delivered = box.take("steer")
     assert [m.text for m in delivered] == ["s"]
-    for op in (lambda: box.edit(s.id, "x"), lambda: box.remove(s.id), lambda: box.move(s.id, "follow_up"),
-               lambda: box.edit("nope", "x"), lambda: box.move(f.id, before=s.id)):
+    for op in (
+        lambda: box.edit(s.id, "x"),
+        lambda: box.remove(s.id),
+        lambda: box.move(s.id, "follow_up"),
+        lambda: box.edit("nope", "x"),
+        lambda: box.move(f.id, before=s.id),
+    ):
         with pytest.raises(NotQueued) as info:
             op()
         assert "delivered or removed" in str(info.value)
@@ -125,12 +130,17 @@ def test_store_keeps_the_queue_with_ids_edits_moves_and_order(tmp_path: Path) ->
 
     loaded = SessionStore.open(store.path)
     assert [(q.qid, q.lane, q.text) for q in loaded.undelivered()] == [
-        (f2.id, "follow_up", "f2"), (f1.id, "follow_up", "f1 edited"), (s1.id, "follow_up", "s1")]
+        (f2.id, "follow_up", "f2"),
+        (f1.id, "follow_up", "f1 edited"),
+        (s1.id, "follow_up", "s1"),
+    ]
     fresh = Inbox()
     loaded.attach(fresh)
-    assert fresh.snapshot()["follow_up"] == [{"id": f2.id, "text": "f2", "source": "user"},
-                                             {"id": f1.id, "text": "f1 edited", "source": "user"},
-                                             {"id": s1.id, "text": "s1", "source": "user"}]
+    assert fresh.snapshot()["follow_up"] == [
+        {"id": f2.id, "text": "f2", "source": "user"},
+        {"id": f1.id, "text": "f1 edited", "source": "user"},
+        {"id": s1.id, "text": "s1", "source": "user"},
+    ]
     assert fresh.peek("follow_up")[2] == UserMessage(text="s1", lane="follow_up")
     # the restored ids keep working: edit one, deliver another, reopen again
     fresh.edit(f1.id, "f1 again")

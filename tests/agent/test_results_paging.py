@@ -18,8 +18,7 @@ from owltui.agent.messages import ToolResult
 from owltui.agent.results import MAX_BYTES, MAX_LINES, ReadResult, ReadResultParams, ResultStore
 from owltui.agent.scripted import Call, Step
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
-
-from .helpers import Echo, TextArgs, check_history, make_agent
+from tests.agent.helpers import Echo, TextArgs, check_history, make_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -48,8 +47,12 @@ class Spiller:
     async def run(self, args: TextArgs, ctx: ToolContext) -> ToolOutput:
         path = self.directory / "out.log"
         path.write_text("".join(f"{i}\n" for i in range(1, 100_001)) + "[exit code 3]\n")
-        return ToolOutput("1\n2\n3\n(preview)", is_error=True, full_output=path,
-                          details={"status": args.text or "exit code 3"})
+        return ToolOutput(
+            "1\n2\n3\n(preview)",
+            is_error=True,
+            full_output=path,
+            details={"status": args.text or "exit code 3"},
+        )
 
 
 class Pager:
@@ -66,8 +69,9 @@ class Pager:
 
 async def test_spilled_failure_keeps_its_status_after_the_preview(tmp_path: Path) -> None:
     store = ResultStore(tmp_path / "results")
-    agent, _, events = make_agent([Step(calls=[Call("spill", {})]), Step(text="ok")], [Spiller(tmp_path)],
-                                  results=store)
+    agent, _, events = make_agent(
+        [Step(calls=[Call("spill", {})]), Step(text="ok")], [Spiller(tmp_path)], results=store
+    )
     await agent.run("go")
     (r,) = results(agent)
     assert r.is_error and r.status == "error"
@@ -78,8 +82,11 @@ async def test_spilled_failure_keeps_its_status_after_the_preview(tmp_path: Path
 
 
 async def test_status_of_a_job_still_running_is_kept_too(tmp_path: Path) -> None:
-    agent, _, _ = make_agent([Step(calls=[Call("spill", {"text": "still running as job 4"})]), Step(text="ok")],
-                             [Spiller(tmp_path)], results=ResultStore(tmp_path / "results"))
+    agent, _, _ = make_agent(
+        [Step(calls=[Call("spill", {"text": "still running as job 4"})]), Step(text="ok")],
+        [Spiller(tmp_path)],
+        results=ResultStore(tmp_path / "results"),
+    )
     await agent.run("go")
     assert results(agent)[0].content.endswith("[status: still running as job 4]")
 

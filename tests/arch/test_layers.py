@@ -147,8 +147,10 @@ def test_no_import_circles() -> None:
 
 def test_circle_detection_sees_relative_and_type_checking_imports(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
-    probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .loop import RunState\n"
-                     "def f():\n    from ..tools import bash\n")
+    probe.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .loop import RunState\n"
+        "def f():\n    from ..tools import bash\n"
+    )
     eager = imports(probe, module_level=True, name="owltui.agent.probe")
     assert eager == {"owltui.agent.loop"}
     assert imports(probe, name="owltui.agent.probe") == {"owltui.agent.loop", "owltui.tools.bash"}

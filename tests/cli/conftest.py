@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from .fake_openai import FakeOpenAI
-from .helpers import cli_env
+from tests.cli.fake_openai import FakeOpenAI
+from tests.cli.helpers import cli_env
 
 
 @pytest.fixture

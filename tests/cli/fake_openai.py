@@ -26,8 +26,12 @@ class Turn:
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    body = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": "fake",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    body = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion.chunk",
+        "model": "fake",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     return b"data: " + json.dumps(body).encode() + b"\n\n"
 
 
@@ -102,17 +106,33 @@ class FakeOpenAI:
         n = max(1, turn.pieces)
         size = max(1, -(-len(text) // n)) if text else 1
         for i in range(0, len(text), size):
-            w.write(chunk({"content": text[i:i + size]}))
+            w.write(chunk({"content": text[i : i + size]}))
             w.flush()
         if turn.hold is not None:
             turn.hold.wait(60)
         for i, (name, args) in enumerate(turn.calls):
             self._calls += 1
-            w.write(chunk({"tool_calls": [{"index": i, "id": f"call_{self._calls}", "type": "function",
-                                           "function": {"name": name, "arguments": json.dumps(args)}}]}))
+            w.write(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": i,
+                                "id": f"call_{self._calls}",
+                                "type": "function",
+                                "function": {"name": name, "arguments": json.dumps(args)},
+                            }
+                        ]
+                    }
+                )
+            )
         w.write(chunk({}, "tool_calls" if turn.calls else "stop"))
-        usage = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": [],
-                 "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}}
+        usage = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion.chunk",
+            "choices": [],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+        }
         w.write(b"data: " + json.dumps(usage).encode() + b"\n\ndata: [DONE]\n\n")
         w.flush()
 

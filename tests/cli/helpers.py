@@ -13,14 +13,28 @@ from typing import Any
 
 from owltui.session.paths import sessions_dir
 
-SECRET_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL",
-               "OWLTUI_PROVIDER", "OWLTUI_MODEL", "OWLTUI_PERMISSION_MODE", "OWLTUI_MAX_ROUNDS")
+SECRET_VARS = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_BASE_URL",
+    "OWLTUI_PROVIDER",
+    "OWLTUI_MODEL",
+    "OWLTUI_PERMISSION_MODE",
+    "OWLTUI_MAX_ROUNDS",
+)
 
 
 def cli_env(tmp: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in SECRET_VARS}
-    env.update(XDG_CONFIG_HOME=str(tmp / "config"), XDG_DATA_HOME=str(tmp / "data"), HOME=str(tmp),
-               OPENAI_API_KEY="test", PYTHONUNBUFFERED="1", NO_COLOR="1")
+    env.update(
+        XDG_CONFIG_HOME=str(tmp / "config"),
+        XDG_DATA_HOME=str(tmp / "data"),
+        HOME=str(tmp),
+        OPENAI_API_KEY="test",
+        PYTHONUNBUFFERED="1",
+        NO_COLOR="1",
+    )
     env.update(extra)
     return env
 
@@ -33,10 +47,12 @@ def openai_args(url: str) -> list[str]:
     return ["--provider", "openai", "--model", "fake-model", "--base-url", url]
 
 
-def run_cli(args: list[str], env: dict[str, str], cwd: Path, stdin: str = "",
-            timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(owltui_cmd(*args), env=env, cwd=cwd, input=stdin, capture_output=True,
-                          text=True, timeout=timeout)
+def run_cli(
+    args: list[str], env: dict[str, str], cwd: Path, stdin: str = "", timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        owltui_cmd(*args), env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def session_files(workspace: Path, env: dict[str, str]) -> list[Path]:
@@ -52,8 +68,14 @@ class Proc:
     """A running ``owltui`` with JSON lines on stdout collected by a thread."""
 
     def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.p = subprocess.Popen(owltui_cmd(*args), env=env, cwd=cwd, stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.p = subprocess.Popen(
+            owltui_cmd(*args),
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.lines: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
         self.backlog: list[dict[str, Any]] = []

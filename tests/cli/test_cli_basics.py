@@ -8,15 +8,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .helpers import run_cli
+from tests.cli.helpers import run_cli
 
-PROBE = ("import sys, json; from owltui.cli import main; rc = main({args!r}); "
-         "print(json.dumps({{'rc': rc, 'textual': 'textual' in sys.modules, 'httpx': 'httpx' in sys.modules}}))")
+PROBE = (
+    "import sys, json; from owltui.cli import main; rc = main({args!r}); "
+    "print(json.dumps({{'rc': rc, 'textual': 'textual' in sys.modules, 'httpx': 'httpx' in sys.modules}}))"
+)
 
 
 def _probe(args: list[str], env: dict[str, str], cwd: Path) -> tuple[dict[str, object], str]:
-    r = subprocess.run([sys.executable, "-c", PROBE.format(args=args)], env=env, cwd=cwd, capture_output=True,
-                       text=True, timeout=60, stdin=subprocess.DEVNULL)
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE.format(args=args)],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     return json.loads(r.stdout.strip().splitlines()[-1]), r.stdout
 
 
@@ -63,8 +72,9 @@ def test_empty_prompt_is_a_usage_error_in_every_mode(env: dict[str, str], worksp
         assert "empty" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_a_model_asked_for_with_no_key_is_exit_1_naming_the_variable(env: dict[str, str],
-                                                                    workspace: Path) -> None:
+def test_a_model_asked_for_with_no_key_is_exit_1_naming_the_variable(
+    env: dict[str, str], workspace: Path
+) -> None:
     env = {k: v for k, v in env.items() if not k.endswith("_API_KEY") and not k.endswith("_BASE_URL")}
     r = run_cli(["-p", "hi", "--model", "gpt-4.1", "--no-session"], env, workspace)
     assert r.returncode == 1 and "OPENAI_API_KEY" in r.stderr

@@ -10,8 +10,8 @@ import re
 import sys
 from pathlib import Path
 
-from .fake_openai import FakeOpenAI, Turn
-from .helpers import openai_args, run_cli
+from tests.cli.fake_openai import FakeOpenAI, Turn
+from tests.cli.helpers import openai_args, run_cli
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 
@@ -24,18 +24,25 @@ def _readme_mcp_json() -> dict[str, object]:
     return data
 
 
-def test_readme_mcp_json_time_server_answers_through_print_mode(fake: FakeOpenAI, env: dict[str, str],
-                                                                 workspace: Path) -> None:
+def test_readme_mcp_json_time_server_answers_through_print_mode(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
     data = _readme_mcp_json()
     servers = data["mcpServers"]
     assert isinstance(servers, dict)
     servers["time"]["command"] = sys.executable  # the README's `python`, pinned to this interpreter
     servers["issues"]["url"] = "http://127.0.0.1:9/mcp"  # nothing listens: one warning, the run goes on
     (workspace / ".mcp.json").write_text(json.dumps(data))
-    fake.add(Turn(calls=[("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"})]),
-             Turn(text="It is late in Tokyo."))
-    r = run_cli(["-p", "what time is it in Tokyo?", "--yes", "--mcp-config", ".mcp.json",
-                 *openai_args(fake.url)], env, workspace, timeout=120)
+    fake.add(
+        Turn(calls=[("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"})]),
+        Turn(text="It is late in Tokyo."),
+    )
+    r = run_cli(
+        ["-p", "what time is it in Tokyo?", "--yes", "--mcp-config", ".mcp.json", *openai_args(fake.url)],
+        env,
+        workspace,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "It is late in Tokyo."
     assert "issues" in r.stderr and "Traceback" not in r.stderr
@@ -47,11 +54,15 @@ def test_readme_mcp_json_time_server_answers_through_print_mode(fake: FakeOpenAI
     assert "+09:00" in result["content"]
 
 
-def test_an_unapproved_project_mcp_json_starts_nothing_in_print_mode(fake: FakeOpenAI, env: dict[str, str],
-                                                                     workspace: Path) -> None:
+def test_an_unapproved_project_mcp_json_starts_nothing_in_print_mode(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
     marker = workspace / "started"
-    data = {"mcpServers": {"evil": {"command": sys.executable,
-                                    "args": ["-c", f"open({str(marker)!r}, 'w').write('x')"]}}}
+    data = {
+        "mcpServers": {
+            "evil": {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w').write('x')"]}
+        }
+    }
     (workspace / ".mcp.json").write_text(json.dumps(data))
     fake.add(Turn(text="ok"))
     r = run_cli(["-p", "hi", "--yes", *openai_args(fake.url)], env, workspace, timeout=60)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .fake_openai import FakeOpenAI, Turn
-from .helpers import openai_args, run_cli
+from tests.cli.fake_openai import FakeOpenAI, Turn
+from tests.cli.helpers import openai_args, run_cli
 
 BOOK = """# Tidy up
 
@@ -17,7 +17,9 @@ Create note.txt.
 """
 
 
-def test_playbook_runs_steps_in_order_and_reports(fake: FakeOpenAI, env: dict[str, str], workspace: Path) -> None:
+def test_playbook_runs_steps_in_order_and_reports(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
     (workspace / "tidy.md").write_text(BOOK)
     fake.add(
         Turn(calls=[("read", {"path": "hello.txt"})]),
@@ -37,8 +39,9 @@ def test_playbook_runs_steps_in_order_and_reports(fake: FakeOpenAI, env: dict[st
     assert "step_complete" in [t["function"]["name"] for t in first["tools"]]
 
 
-def test_playbook_left_unfinished_exits_1_naming_the_steps(fake: FakeOpenAI, env: dict[str, str],
-                                                          workspace: Path) -> None:
+def test_playbook_left_unfinished_exits_1_naming_the_steps(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
     (workspace / "tidy.md").write_text(BOOK)
     fake.add(*[Turn(text="I am done.") for _ in range(4)])  # stops early; nudged 3 times
     r = run_cli(["run", "tidy.md", *openai_args(fake.url)], env, workspace)
@@ -54,7 +57,9 @@ def test_the_documented_example_runs_offline_on_the_demo_model(env: dict[str, st
     assert "owltui run examples/first-look.md --provider demo --yes" in doc
     (workspace / "README.md").write_text("# A project\n\nIt does things.\n")
     (workspace / "main.py").write_text("# TODO: handle errors\n")
-    r = run_cli(["run", str(repo / "examples" / "first-look.md"), "--provider", "demo", "--yes"], env, workspace)
+    r = run_cli(
+        ["run", str(repo / "examples" / "first-look.md"), "--provider", "demo", "--yes"], env, workspace
+    )
     assert r.returncode == 0, r.stderr
     for n in (1, 2, 3, 4):
         assert f"✓ Step {n} complete" in r.stderr

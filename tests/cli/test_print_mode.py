@@ -8,8 +8,8 @@ import subprocess
 import threading
 from pathlib import Path
 
-from .fake_openai import FakeOpenAI, Turn
-from .helpers import openai_args, owltui_cmd, run_cli
+from tests.cli.fake_openai import FakeOpenAI, Turn
+from tests.cli.helpers import openai_args, owltui_cmd, run_cli
 
 
 def test_answer_on_stdout_sanitized_exit_0(fake: FakeOpenAI, env: dict[str, str], workspace: Path) -> None:
@@ -71,8 +71,9 @@ def test_round_limit_exit_1_with_wrapup_text(fake: FakeOpenAI, env: dict[str, st
     assert len(fake.requests) == 2 and fake.requests[1]["tool_choice"] == "none"
 
 
-def test_refusal_without_yes_is_the_tool_result(fake: FakeOpenAI, env: dict[str, str],
-                                                workspace: Path) -> None:
+def test_refusal_without_yes_is_the_tool_result(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
     fake.add(Turn(calls=[("bash", {"command": "touch made.txt"})]), Turn(text="I could not run it."))
     r = run_cli(["-p", "make a file", *openai_args(fake.url)], env, workspace)
     assert r.returncode == 0, r.stderr
@@ -90,11 +91,14 @@ def test_yes_runs_tools(fake: FakeOpenAI, env: dict[str, str], workspace: Path) 
     assert r.stdout == "Done.\n"
 
 
-def test_waits_for_background_job_then_answers(fake: FakeOpenAI, env: dict[str, str],
-                                               workspace: Path) -> None:
-    fake.add(Turn(calls=[("bash", {"command": "echo started; sleep 1; echo finished", "timeout": 0.2})]),
-             Turn(text="Waiting for the job."),
-             Turn(text="The job finished."))
+def test_waits_for_background_job_then_answers(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
+    fake.add(
+        Turn(calls=[("bash", {"command": "echo started; sleep 1; echo finished", "timeout": 0.2})]),
+        Turn(text="Waiting for the job."),
+        Turn(text="The job finished."),
+    )
     r = run_cli(["-p", "run it", "--yes", *openai_args(fake.url)], env, workspace)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "The job finished.\n"
@@ -106,8 +110,14 @@ def test_waits_for_background_job_then_answers(fake: FakeOpenAI, env: dict[str, 
 def test_sigint_exits_130(fake: FakeOpenAI, env: dict[str, str], workspace: Path) -> None:
     hold = threading.Event()
     fake.add(Turn(text="partial", hold=hold))
-    p = subprocess.Popen(owltui_cmd("-p", "long", *openai_args(fake.url)), env=env, cwd=workspace,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        owltui_cmd("-p", "long", *openai_args(fake.url)),
+        env=env,
+        cwd=workspace,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         fake.wait_request()
         p.send_signal(signal.SIGINT)
@@ -120,9 +130,22 @@ def test_sigint_exits_130(fake: FakeOpenAI, env: dict[str, str], workspace: Path
             p.kill()
 
 
-CONTRACT_ORDER = ["agent_start", "turn_start", "input", "message_start", "message_end", "tool_start",
-                  "tool_end", "turn_end", "turn_start", "message_start", "message_delta", "message_end",
-                  "turn_end", "agent_end"]
+CONTRACT_ORDER = [
+    "agent_start",
+    "turn_start",
+    "input",
+    "message_start",
+    "message_end",
+    "tool_start",
+    "tool_end",
+    "turn_end",
+    "turn_start",
+    "message_start",
+    "message_delta",
+    "message_end",
+    "turn_end",
+    "agent_end",
+]
 
 
 def test_output_jsonl_event_order(fake: FakeOpenAI, env: dict[str, str], workspace: Path) -> None:
@@ -135,7 +158,9 @@ def test_output_jsonl_event_order(fake: FakeOpenAI, env: dict[str, str], workspa
     assert events[2] == {"type": "input", "lane": "user", "text": "read it"}
     end = events[4]
     assert end["stop_reason"] == "tool_use"
-    assert end["tool_calls"][0]["name"] == "read" and end["tool_calls"][0]["arguments"] == {"path": "hello.txt"}
+    assert end["tool_calls"][0]["name"] == "read" and end["tool_calls"][0]["arguments"] == {
+        "path": "hello.txt"
+    }
     assert set(end["usage"]) >= {"input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"}
     tool_end = events[6]
     assert tool_end["status"] == "ok" and "hello" in tool_end["output"] and tool_end["is_error"] is False

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from owltui.session.store import SessionStore
-
-from ..providers.loopback import LoopbackServer, Reply
-from .fake_openai import FakeOpenAI, Turn
-from .helpers import Proc, openai_args, owltui_cmd, run_cli, session_files
+from tests.cli.fake_openai import FakeOpenAI, Turn
+from tests.cli.helpers import Proc, openai_args, owltui_cmd, run_cli, session_files
+from tests.providers.loopback import LoopbackServer, Reply
 
 
 def wire_lines(data: bytes) -> list[dict[str, Any]]:
@@ -30,8 +29,9 @@ def wire_lines(data: bytes) -> list[dict[str, Any]]:
     return [json.loads(line, parse_constant=no_constants) for line in lines]
 
 
-def test_rpc_answers_hostile_lines_and_keeps_serving(fake: FakeOpenAI, env: dict[str, str],
-                                                     workspace: Path) -> None:
+def test_rpc_answers_hostile_lines_and_keeps_serving(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
     rpc = Proc(["--rpc", *openai_args(fake.url)], env, workspace)
     try:
         assert rpc.p.stdin is not None
@@ -68,14 +68,20 @@ def test_rpc_answers_hostile_lines_and_keeps_serving(fake: FakeOpenAI, env: dict
         rpc.kill()
 
 
-def test_non_utf8_file_names_and_lone_surrogates_never_end_a_run(fake: FakeOpenAI, env: dict[str, str],
-                                                                workspace: Path) -> None:
+def test_non_utf8_file_names_and_lone_surrogates_never_end_a_run(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
     (workspace / os.fsdecode(b"bad_\xff.txt")).write_text("x\n")
     for extra in ([], ["--no-session"]):  # the session store failed first; without it, the request body
         fake.requests.clear()
         fake.add(Turn(text="Listing \ud800.", calls=[("ls", {"path": "."})]), Turn(text="Found \u2028 it."))
-        r = subprocess.run(owltui_cmd("-p", "list", "--output", "jsonl", *extra, *openai_args(fake.url)),
-                           env=env, cwd=workspace, capture_output=True, timeout=60)
+        r = subprocess.run(
+            owltui_cmd("-p", "list", "--output", "jsonl", *extra, *openai_args(fake.url)),
+            env=env,
+            cwd=workspace,
+            capture_output=True,
+            timeout=60,
+        )
         assert r.returncode == 0, r.stderr.decode(errors="replace")
         events = wire_lines(r.stdout)
         end = next(e for e in events if e["type"] == "tool_end")
@@ -89,8 +95,9 @@ def test_non_utf8_file_names_and_lone_surrogates_never_end_a_run(fake: FakeOpenA
     assert any("bad_" in getattr(i, "content", "") for i in items)
 
 
-def test_unwritable_data_directory_is_one_line_naming_it(fake: FakeOpenAI, env: dict[str, str],
-                                                         workspace: Path, tmp_path: Path) -> None:
+def test_unwritable_data_directory_is_one_line_naming_it(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     env = {**env, "XDG_DATA_HOME": str(blocker)}
@@ -103,8 +110,9 @@ def test_unwritable_data_directory_is_one_line_naming_it(fake: FakeOpenAI, env: 
     assert ok.returncode == 0 and ok.stdout == "fine\n", ok.stderr
 
 
-def test_a_session_in_use_is_refused_with_one_line(fake: FakeOpenAI, env: dict[str, str],
-                                                   workspace: Path) -> None:
+def test_a_session_in_use_is_refused_with_one_line(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
     fake.add(Turn(text="first"))
     assert run_cli(["-p", "one", *openai_args(fake.url)], env, workspace).returncode == 0
     [path] = session_files(workspace, env)
@@ -124,12 +132,19 @@ def _limit_file_size() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (6000, 6000))
 
 
-def test_file_size_limit_ends_the_run_with_one_clear_error(fake: FakeOpenAI, env: dict[str, str],
-                                                           workspace: Path) -> None:
+def test_file_size_limit_ends_the_run_with_one_clear_error(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
     fake.add(Turn(text="word " * 3000))  # the answer's session line is over the limit
-    r = subprocess.run(owltui_cmd("-p", "talk", *openai_args(fake.url)),
-                       env={**env, "PYTHONDONTWRITEBYTECODE": "1"}, cwd=workspace, capture_output=True,
-                       text=True, timeout=60, preexec_fn=_limit_file_size)
+    r = subprocess.run(
+        owltui_cmd("-p", "talk", *openai_args(fake.url)),
+        env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=_limit_file_size,
+    )
     assert r.returncode == 1, (r.stdout[-200:], r.stderr)
     errors = [ln for ln in r.stderr.splitlines() if ln.strip()]
     assert len(errors) == 1 and "file too large" in errors[0] and "session file" in errors[0], r.stderr
@@ -141,10 +156,18 @@ def test_file_size_limit_ends_the_run_with_one_clear_error(fake: FakeOpenAI, env
 
 def test_a_200_html_page_is_shown_once_without_retries(env: dict[str, str], workspace: Path) -> None:
     with LoopbackServer() as server:
-        server.queue(Reply(body=b"<html><head><title>Captive portal: please log in</title></head></html>",
-                           stream=False, headers={"content-type": "text/html"}))
-        r = run_cli(["-p", "hi", "--provider", "openai", "--model", "m", "--base-url", server.url + "/v1"],
-                    env, workspace)
+        server.queue(
+            Reply(
+                body=b"<html><head><title>Captive portal: please log in</title></head></html>",
+                stream=False,
+                headers={"content-type": "text/html"},
+            )
+        )
+        r = run_cli(
+            ["-p", "hi", "--provider", "openai", "--model", "m", "--base-url", server.url + "/v1"],
+            env,
+            workspace,
+        )
         assert r.returncode == 1
         assert "Captive portal: please log in" in r.stderr and "retry" not in r.stderr.lower()
         assert len(server.requests) == 1

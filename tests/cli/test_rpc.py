@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from .fake_openai import FakeOpenAI, Turn
-from .helpers import Proc, openai_args
+from tests.cli.fake_openai import FakeOpenAI, Turn
+from tests.cli.helpers import Proc, openai_args
 
 
 @pytest.fixture
@@ -32,8 +32,12 @@ def test_every_command(rpc: Proc, fake: FakeOpenAI) -> None:
     assert isinstance(state["session_id"], str) and state["model"] == "openai:fake-model"
 
     hold = threading.Event()
-    fake.add(Turn(text="working", hold=hold), Turn(text="steered"), Turn(text="first follow-up done"),
-             Turn(text="all done"))
+    fake.add(
+        Turn(text="working", hold=hold),
+        Turn(text="steered"),
+        Turn(text="first follow-up done"),
+        Turn(text="all done"),
+    )
     assert rpc.call({"type": "prompt", "text": "start", "id": "p1"})["ok"] is True
     rpc.expect(type="agent_start")
     fake.wait_request()
@@ -48,8 +52,11 @@ def test_every_command(rpc: Proc, fake: FakeOpenAI) -> None:
     queued = rpc.call({"type": "prompt", "text": "and more", "as": "follow_up", "id": 7})
     assert queued["ok"] is True
     state = rpc.call({"type": "get_state", "id": 8})
-    assert _texts(state["queue"]) == {"steer": ["also this"], "follow_up": ["then that", "and more"],
-                              "aside": ["fyi"]}
+    assert _texts(state["queue"]) == {
+        "steer": ["also this"],
+        "follow_up": ["then that", "and more"],
+        "aside": ["fyi"],
+    }
 
     hold.set()
     steer = rpc.expect(type="input", lane="steer")
@@ -63,7 +70,12 @@ def test_every_command(rpc: Proc, fake: FakeOpenAI) -> None:
     state = rpc.call({"type": "get_state", "id": 9})
     assert state["running"] is False and _texts(state["queue"]) == {"steer": [], "follow_up": [], "aside": []}
     assert state["rounds"] >= 1 and set(state["usage"]) == {
-        "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost"}
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "cost",
+    }
 
     assert rpc.call({"type": "pause", "id": 10})["ok"] is True
     rpc.expect(type="paused")
@@ -84,8 +96,13 @@ def test_every_command(rpc: Proc, fake: FakeOpenAI) -> None:
     bad = rpc.call({"type": "approve", "call_id": "call_x", "decision": "maybe", "id": 19})
     assert bad["ok"] is False
 
-    assert rpc.call({"type": "abort", "id": 20}) == {"type": "response", "command": "abort", "id": 20,
-                                                    "ok": True, "aborted": False}
+    assert rpc.call({"type": "abort", "id": 20}) == {
+        "type": "response",
+        "command": "abort",
+        "id": 20,
+        "ok": True,
+        "aborted": False,
+    }
     unknown = rpc.call({"type": "dance", "id": 21})
     assert unknown["ok"] is False and "unknown command" in unknown["error"]
 
@@ -94,8 +111,15 @@ def test_every_command(rpc: Proc, fake: FakeOpenAI) -> None:
 
 
 def test_malformed_lines_keep_serving(rpc: Proc) -> None:
-    for line in ("{not json", "[1, 2]", '"text"', '{"id": 5}', '{"type": "prompt", "id": 6}',
-                 '{"type": "steer", "text": 3, "id": 7}', '{"type": "abort", "clear_queue": "yes", "id": 8}'):
+    for line in (
+        "{not json",
+        "[1, 2]",
+        '"text"',
+        '{"id": 5}',
+        '{"type": "prompt", "id": 6}',
+        '{"type": "steer", "text": 3, "id": 7}',
+        '{"type": "abort", "clear_queue": "yes", "id": 8}',
+    ):
         rpc.send(line)
         msg = rpc.expect(type="response")
         assert msg["ok"] is False and msg["error"], msg

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from .fake_openai import FakeOpenAI, Turn
-from .helpers import Proc, openai_args
+from tests.cli.fake_openai import FakeOpenAI, Turn
+from tests.cli.helpers import Proc, openai_args
 
 
 def _rpc(fake: FakeOpenAI, env: dict[str, str], ws: Path, *extra: str) -> Proc:
@@ -57,8 +57,9 @@ def _turns_paired(seen: list[dict[str, Any]]) -> None:
 
 
 # ---- the queue, item by item ------------------------------------------------------------------
-def test_queue_edit_remove_move_while_paused(fake: FakeOpenAI, env: dict[str, str], workspace: Path,
-                                             procs: list[Proc]) -> None:
+def test_queue_edit_remove_move_while_paused(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path, procs: list[Proc]
+) -> None:
     rpc = _rpc(fake, env, workspace)
     procs.append(rpc)
     fake.add(Turn(text="answered go"), Turn(text="answered steering"), Turn(text="answered follow-up"))
@@ -67,8 +68,9 @@ def test_queue_edit_remove_move_while_paused(fake: FakeOpenAI, env: dict[str, st
     rpc.call({"type": "prompt", "text": "go", "id": 2})
     rpc.expect(type="turn_start")
     ids = {}
-    for n, (lane, text) in enumerate([("steer", "s1"), ("follow_up", "f1"), ("follow_up", "f2"),
-                                      ("follow_up", "f3")]):
+    for n, (lane, text) in enumerate(
+        [("steer", "s1"), ("follow_up", "f1"), ("follow_up", "f2"), ("follow_up", "f3")]
+    ):
         ids[text] = rpc.call({"type": lane, "text": text, "id": 10 + n})["queue_id"]
     # the queue commands' `id` is the message's: the response echoes it
     edited = rpc.call({"type": "queue_edit", "id": ids["f1"], "text": "f1 edited"})
@@ -80,10 +82,14 @@ def test_queue_edit_remove_move_while_paused(fake: FakeOpenAI, env: dict[str, st
     assert moved["ok"] and moved["lane"] == "steer"
     state = rpc.call({"type": "get_state", "id": 30})
     assert state["paused"] is True and not fake.requests
-    assert state["queue"] == {"steer": [{"id": ids["f3"], "text": "f3", "source": "user"},
-                                        {"id": ids["s1"], "text": "s1", "source": "user"}],
-                              "follow_up": [{"id": ids["f1"], "text": "f1 edited", "source": "user"}],
-                              "aside": []}
+    assert state["queue"] == {
+        "steer": [
+            {"id": ids["f3"], "text": "f3", "source": "user"},
+            {"id": ids["s1"], "text": "s1", "source": "user"},
+        ],
+        "follow_up": [{"id": ids["f1"], "text": "f1 edited", "source": "user"}],
+        "aside": [],
+    }
     bad = rpc.call({"type": "queue_move", "id": ids["f1"], "before": ids["s1"]})
     assert bad["ok"] is False and "not in the follow_up lane" in bad["error"]
 
@@ -98,9 +104,11 @@ def test_queue_edit_remove_move_while_paused(fake: FakeOpenAI, env: dict[str, st
     assert "f3" in steer and "s1" in steer and steer.index("f3") < steer.index("s1")  # steering merges
     assert users[2][-1].endswith("f1 edited") and "s1" not in users[2][-1]
     # delivered meanwhile: refused cleanly, with the reason
-    for cmd in ({"type": "queue_edit", "id": ids["f1"], "text": "too late"},
-                {"type": "queue_remove", "id": ids["s1"]},
-                {"type": "queue_move", "id": ids["f3"], "lane": "follow_up"}):
+    for cmd in (
+        {"type": "queue_edit", "id": ids["f1"], "text": "too late"},
+        {"type": "queue_remove", "id": ids["s1"]},
+        {"type": "queue_move", "id": ids["f3"], "lane": "follow_up"},
+    ):
         answer = rpc.call(cmd)
         assert answer["ok"] is False and "delivered or removed meanwhile" in answer["error"]
     _turns_paired(rpc.seen)
@@ -108,12 +116,17 @@ def test_queue_edit_remove_move_while_paused(fake: FakeOpenAI, env: dict[str, st
 
 # ---- checkpoints and rewind --------------------------------------------------------------------
 def _git(ws: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(ws), "-c", "user.email=t@t", "-c", "user.name=t", *args],
-                          capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(ws), "-c", "user.email=t@t", "-c", "user.name=t", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
 
 
-def test_rewind_a_turn_of_edits_writes_and_shell_over_rpc(fake: FakeOpenAI, env: dict[str, str],
-                                                          workspace: Path, procs: list[Proc]) -> None:
+def test_rewind_a_turn_of_edits_writes_and_shell_over_rpc(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path, procs: list[Proc]
+) -> None:
     ws = workspace
     (ws / "a.txt").write_text("alpha\nbeta\n")
     (ws / "g.txt").write_text("g as committed\n")
@@ -126,12 +139,19 @@ def test_rewind_a_turn_of_edits_writes_and_shell_over_rpc(fake: FakeOpenAI, env:
     refs = _git(ws, "for-each-ref")
     rpc = _rpc(fake, env, ws, "--yes")
     procs.append(rpc)
-    fake.add(Turn(text="I looked."),
-             Turn(text="Changing.", calls=[("edit", {"path": "a.txt", "old_text": "beta", "new_text": "BETA"}),
-                                           ("write", {"path": "new.txt", "content": "made by the turn\n"}),
-                                           ("bash", {"command": "echo x > g.txt"})]),
-             Turn(text="Changed a.txt, new.txt and g.txt."),
-             Turn(text="A fresh answer."))
+    fake.add(
+        Turn(text="I looked."),
+        Turn(
+            text="Changing.",
+            calls=[
+                ("edit", {"path": "a.txt", "old_text": "beta", "new_text": "BETA"}),
+                ("write", {"path": "new.txt", "content": "made by the turn\n"}),
+                ("bash", {"command": "echo x > g.txt"}),
+            ],
+        ),
+        Turn(text="Changed a.txt, new.txt and g.txt."),
+        Turn(text="A fresh answer."),
+    )
     rpc.call({"type": "prompt", "text": "look first", "id": 1})
     rpc.expect(type="agent_end", reason="done")
     rpc.call({"type": "prompt", "text": "change three files", "id": 2})
@@ -158,7 +178,15 @@ def test_rewind_a_turn_of_edits_writes_and_shell_over_rpc(fake: FakeOpenAI, env:
     rpc.expect(type="agent_end", reason="done")
     last = json.dumps(fake.requests[-1]["messages"])
     assert "look first" in last and "I looked." in last and "something else" in last
-    for trace in ("change three files", "Changing.", "tool_calls", "BETA", "echo x", "new.txt", "Changed a.txt"):
+    for trace in (
+        "change three files",
+        "Changing.",
+        "tool_calls",
+        "BETA",
+        "echo x",
+        "new.txt",
+        "Changed a.txt",
+    ):
         assert trace not in last, trace
     # files only, and an unknown id
     files_only = rpc.call({"type": "rewind", "id": cps[0]["id"], "conversation": False})
@@ -171,9 +199,9 @@ def test_rewind_a_turn_of_edits_writes_and_shell_over_rpc(fake: FakeOpenAI, env:
 
 # ---- the paused state is part of the session ----------------------------------------------------
 @pytest.mark.parametrize("how", ["quit", "crash"])
-def test_continue_after_a_paused_quit_or_crash_starts_paused(fake: FakeOpenAI, env: dict[str, str],
-                                                             workspace: Path, procs: list[Proc],
-                                                             how: str) -> None:
+def test_continue_after_a_paused_quit_or_crash_starts_paused(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path, procs: list[Proc], how: str
+) -> None:
     rpc = _rpc(fake, env, workspace)
     procs.append(rpc)
     fake.add(Turn(text="before the pause"))
@@ -203,13 +231,18 @@ def test_continue_after_a_paused_quit_or_crash_starts_paused(fake: FakeOpenAI, e
 
 
 # ---- MCP ------------------------------------------------------------------------------------------
-def test_mcp_status_without_servers_and_with_a_failing_one(fake: FakeOpenAI, env: dict[str, str],
-                                                           workspace: Path, procs: list[Proc],
-                                                           tmp_path: Path) -> None:
+def test_mcp_status_without_servers_and_with_a_failing_one(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path, procs: list[Proc], tmp_path: Path
+) -> None:
     rpc = _rpc(fake, env, workspace)
     procs.append(rpc)
-    assert rpc.call({"type": "mcp_status", "id": 1}) == {"type": "response", "command": "mcp_status",
-                                                         "id": 1, "ok": True, "servers": []}
+    assert rpc.call({"type": "mcp_status", "id": 1}) == {
+        "type": "response",
+        "command": "mcp_status",
+        "id": 1,
+        "ok": True,
+        "servers": [],
+    }
     rpc.call({"type": "quit", "id": 2})
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": {"broken": {"command": str(tmp_path / "no-such-server")}}}))
@@ -230,12 +263,15 @@ def test_mcp_status_without_servers_and_with_a_failing_one(fake: FakeOpenAI, env
 
 # ---- lane timing (issue 14 item 5) ----------------------------------------------------------------
 def test_a_steer_queued_during_a_batch_stays_listed_and_editable_while_parked(
-        fake: FakeOpenAI, env: dict[str, str], workspace: Path, procs: list[Proc]) -> None:
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path, procs: list[Proc]
+) -> None:
     rpc = _rpc(fake, env, workspace, "--yes")
     procs.append(rpc)
     # the command runs until the test lets it end: the pause and the steer come during the batch
-    fake.add(Turn(calls=[("bash", {"command": "while [ ! -e go ]; do sleep 0.02; done"})]),
-             Turn(text="steered answer"))
+    fake.add(
+        Turn(calls=[("bash", {"command": "while [ ! -e go ]; do sleep 0.02; done"})]),
+        Turn(text="steered answer"),
+    )
     rpc.call({"type": "prompt", "text": "run it", "id": 1})
     rpc.expect(type="tool_start")
     rpc.call({"type": "pause", "freeze": False, "id": 2})  # the command finishes; the run parks after it
@@ -258,11 +294,14 @@ def test_a_steer_queued_during_a_batch_stays_listed_and_editable_while_parked(
 
 
 def test_steer_and_follow_up_at_the_stop_are_two_requests_and_follow_ups_one_turn_each(
-        fake: FakeOpenAI, env: dict[str, str], workspace: Path, procs: list[Proc]) -> None:
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path, procs: list[Proc]
+) -> None:
     rpc = _rpc(fake, env, workspace)
     procs.append(rpc)
     hold = threading.Event()
-    fake.add(Turn(text="final answer", hold=hold), Turn(text="steer answered"), Turn(text="follow-up answered"))
+    fake.add(
+        Turn(text="final answer", hold=hold), Turn(text="steer answered"), Turn(text="follow-up answered")
+    )
     rpc.call({"type": "prompt", "text": "start", "id": 1})
     fake.wait_request()
     rpc.call({"type": "follow_up", "text": "afterwards", "id": 2})
@@ -286,15 +325,17 @@ def test_steer_and_follow_up_at_the_stop_are_two_requests_and_follow_ups_one_tur
     rpc.expect(type="agent_end", reason="done")
     tail = [_users(r)[-1] for r in fake.requests[4:]]
     assert len(tail) == 3 and all(t.endswith(f"follow-up {n}") for n, t in zip((1, 2, 3), tail, strict=True))
-    assert all(f"follow-up {m}" not in t for n, t in zip((1, 2, 3), tail, strict=True) for m in (1, 2, 3)
-               if m != n)
+    assert all(
+        f"follow-up {m}" not in t for n, t in zip((1, 2, 3), tail, strict=True) for m in (1, 2, 3) if m != n
+    )
     inputs = [e for e in rpc.seen if e["type"] == "input" and e["lane"] == "follow_up"]
     assert [e["text"] for e in inputs[-3:]] == ["follow-up 1", "follow-up 2", "follow-up 3"]
     _turns_paired(rpc.seen)
 
 
-def test_turns_are_paired_on_abort_and_model_error(fake: FakeOpenAI, env: dict[str, str], workspace: Path,
-                                                   procs: list[Proc]) -> None:
+def test_turns_are_paired_on_abort_and_model_error(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path, procs: list[Proc]
+) -> None:
     rpc = _rpc(fake, env, workspace)
     procs.append(rpc)
     hold = threading.Event()

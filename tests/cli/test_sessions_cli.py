@@ -9,17 +9,22 @@ from pathlib import Path
 
 from owltui.agent.messages import AssistantMessage, ToolResult, UserMessage
 from owltui.session.store import SessionStore
+from tests.cli.fake_openai import FakeOpenAI, Turn
+from tests.cli.helpers import Proc, openai_args, owltui_cmd, records, run_cli, session_files
 
-from .fake_openai import FakeOpenAI, Turn
-from .helpers import Proc, openai_args, owltui_cmd, records, run_cli, session_files
 
-
-def test_sigkill_mid_run_loses_nothing_completed(fake: FakeOpenAI, env: dict[str, str],
-                                                 workspace: Path) -> None:
+def test_sigkill_mid_run_loses_nothing_completed(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
     hold = threading.Event()
     fake.add(Turn(text="Reading.", calls=[("read", {"path": "hello.txt"})]), Turn(text="It says", hold=hold))
-    p = subprocess.Popen(owltui_cmd("-p", "what does hello.txt say", *openai_args(fake.url)), env=env,
-                         cwd=workspace, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        owltui_cmd("-p", "what does hello.txt say", *openai_args(fake.url)),
+        env=env,
+        cwd=workspace,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         fake.wait_request()
         fake.wait_request()  # the second model call: the tool result was recorded before it
@@ -64,8 +69,11 @@ def test_continue_sends_earlier_turns(fake: FakeOpenAI, env: dict[str, str], wor
     r = run_cli(["-p", "--continue", "what did I ask", *openai_args(fake.url)], env, workspace)
     assert r.returncode == 0, r.stderr
     msgs = [(m["role"], m.get("content")) for m in fake.requests[1]["messages"] if m["role"] != "system"]
-    assert msgs == [("user", "what is the answer"), ("assistant", "The answer is 42."),
-                    ("user", "what did I ask")]
+    assert msgs == [
+        ("user", "what is the answer"),
+        ("assistant", "The answer is 42."),
+        ("user", "what did I ask"),
+    ]
     assert len(session_files(workspace, env)) == 1
     r = run_cli(["-p", "new topic", *openai_args(fake.url)], env, workspace)
     assert r.returncode == 0
@@ -106,8 +114,9 @@ def test_secrets_never_reach_the_session_file(fake: FakeOpenAI, env: dict[str, s
     key = "sk-test-0123456789abcdefSECRET"
     env = {**env, "OPENAI_API_KEY": key}
     fake.add(Turn(text=f"Your key is {key}. Header: Authorization: Bearer tok_abcdef123456789"))
-    r = run_cli(["-p", f"my key is {key}, x-api-key: other-secret-value-1", *openai_args(fake.url)], env,
-                workspace)
+    r = run_cli(
+        ["-p", f"my key is {key}, x-api-key: other-secret-value-1", *openai_args(fake.url)], env, workspace
+    )
     assert r.returncode == 0, r.stderr
     assert fake.requests[0]["_headers"]["authorization"] == f"Bearer {key}"
     [path] = session_files(workspace, env)

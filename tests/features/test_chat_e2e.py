@@ -25,8 +25,14 @@ def make(tmp_path: Path, model, mode: str = "yolo") -> tuple[Agent, JobManager]:
     holder: list[Agent] = []
     jobs = JobManager(on_event=lambda ev: holder[0].aside(ev.aside_text()) if ev.kind == "finished" else None)
     policy = PermissionPolicy(tmp_path, mode, None)
-    cfg = chat_config(model, builtin_tools(), workspace=tmp_path, permission=policy.check,
-                      results=ResultStore(tmp_path / ".results"), services={"jobs": jobs})
+    cfg = chat_config(
+        model,
+        builtin_tools(),
+        workspace=tmp_path,
+        permission=policy.check,
+        results=ResultStore(tmp_path / ".results"),
+        services={"jobs": jobs},
+    )
     agent = Agent(cfg, gate=PauseGate())
     holder.append(agent)
     return agent, jobs
@@ -51,12 +57,23 @@ async def test_without_approval_write_is_refused_and_the_refusal_is_the_result(t
 
 async def test_command_outliving_its_cap_becomes_a_job_whose_end_wakes_the_idle_agent(tmp_path: Path) -> None:
     release = tmp_path / "release"
-    model = ScriptedModel([
-        Step(calls=[Call("bash", {"command": f"while [ ! -e {release} ]; do sleep 0.02; done; echo finished-now",
-                                  "timeout": 0.3})]),
-        Step(text="It is running in the background."),
-        Step(text="The job finished."),
-    ])
+    model = ScriptedModel(
+        [
+            Step(
+                calls=[
+                    Call(
+                        "bash",
+                        {
+                            "command": f"while [ ! -e {release} ]; do sleep 0.02; done; echo finished-now",
+                            "timeout": 0.3,
+                        },
+                    )
+                ]
+            ),
+            Step(text="It is running in the background."),
+            Step(text="The job finished."),
+        ]
+    )
     agent, jobs = make(tmp_path, model)
     async with anyio.create_task_group() as tg:
         agent.bind(tg)
@@ -76,11 +93,13 @@ async def test_command_outliving_its_cap_becomes_a_job_whose_end_wakes_the_idle_
 
 
 async def test_large_command_output_is_saved_and_reread_exactly(tmp_path: Path) -> None:
-    model = ScriptedModel([
-        Step(calls=[Call("bash", {"command": "seq 1 100000"})]),
-        Step(calls=[Call("read_result", {"result_id": "r1", "offset": 99998, "limit": 3})]),
-        Step(text="ok"),
-    ])
+    model = ScriptedModel(
+        [
+            Step(calls=[Call("bash", {"command": "seq 1 100000"})]),
+            Step(calls=[Call("read_result", {"result_id": "r1", "offset": 99998, "limit": 3})]),
+            Step(text="ok"),
+        ]
+    )
     agent, jobs = make(tmp_path, model)
     await agent.run("count")
     first, second = [i for i in agent.history.items() if isinstance(i, ToolResult)]

@@ -37,7 +37,9 @@ pytestmark = pytest.mark.anyio
 def convo() -> list:
     return [
         UserMessage(text="fix the bug"),
-        AssistantMessage(text="reading", tool_calls=[ToolCall(id="c1", name="read", arguments={"path": "a.py"})]),
+        AssistantMessage(
+            text="reading", tool_calls=[ToolCall(id="c1", name="read", arguments={"path": "a.py"})]
+        ),
         ToolResult(call_id="c1", name="read", content="x" * 5000),
         AssistantMessage(text="fixed a.py"),
         UserMessage(text="now the tests"),
@@ -54,7 +56,12 @@ async def test_compact_summarises_older_turns_and_keeps_recent_ones() -> None:
     assert result.first_kept == 4
     view = history.model_view()
     assert isinstance(view[0], UserMessage) and "Goal: fix bug" in view[0].text
-    assert [getattr(i, "text", None) for i in view[1:]] == ["now the tests", "tests pass", "thanks", "welcome"]
+    assert [getattr(i, "text", None) for i in view[1:]] == [
+        "now the tests",
+        "tests pass",
+        "thanks",
+        "welcome",
+    ]
     assert len(history.items()) == 8  # nothing is thrown away
     prompt = model.views[0][0].text
     assert "[user] fix the bug" in prompt and "[tool call] read" in prompt and "[...]" in prompt
@@ -85,8 +92,9 @@ REQUEST = "Read files 1 to 12 one by one with `echo`, then say how many there we
 
 def _usage(req: ModelRequest) -> Usage:
     """What a provider reports: the whole request (system, 200 tokens of tools, the messages)."""
-    return Usage(input_tokens=(len(req.system) + sum(map(item_chars, req.messages))) // 4 + 200,
-                 output_tokens=20)
+    return Usage(
+        input_tokens=(len(req.system) + sum(map(item_chars, req.messages))) // 4 + 200, output_tokens=20
+    )
 
 
 def _done(messages: Sequence[Item]) -> set[int]:
@@ -100,8 +108,9 @@ def _done(messages: Sequence[Item]) -> set[int]:
     return seen
 
 
-def worker(files: int = FILES, size: int = 1500, summaries: list[str] | None = None,
-           fail_summaries: bool = False):
+def worker(
+    files: int = FILES, size: int = 1500, summaries: list[str] | None = None, fail_summaries: bool = False
+):
     """A scripted model that reads the next file it cannot see was read, and a summariser that lists
     the files done: whatever is not in the view is read again, so a lossy summary shows."""
 
@@ -119,15 +128,22 @@ def worker(files: int = FILES, size: int = 1500, summaries: list[str] | None = N
         nxt = next((n for n in range(1, files + 1) if n not in _done(req.messages)), None)
         if nxt is None:
             return Step(text=f"All {files} files read.", usage=_usage(req))
-        return Step(calls=[Call("echo", {"text": f"contents of file {nxt}: " + "x" * size})], usage=_usage(req))
+        return Step(
+            calls=[Call("echo", {"text": f"contents of file {nxt}: " + "x" * size})], usage=_usage(req)
+        )
 
     return step
 
 
 def auto_agent(model: ScriptedModel, history: History | None = None, **cfg: Any) -> tuple[Agent, Echo, list]:
     echo = Echo()
-    agent = Agent(LoopConfig(model=model, tools=[echo], context_window=5000, compactor=compact_for_loop,
-                             max_rounds=100, **cfg), history, gate=PauseGate())
+    agent = Agent(
+        LoopConfig(
+            model=model, tools=[echo], context_window=5000, compactor=compact_for_loop, max_rounds=100, **cfg
+        ),
+        history,
+        gate=PauseGate(),
+    )
     events: list = []
     agent.emitter.subscribe(events.append)
     return agent, echo, events
@@ -177,8 +193,10 @@ async def test_usage_past_80_percent_of_a_5000_token_window_compacts_and_the_wor
 
 
 def _usage_of(model: ScriptedModel) -> list[int]:
-    return [_usage(ModelRequest(system=r.system, messages=v)).input_tokens
-            for r, v in zip(model.requests, model.views, strict=True)]
+    return [
+        _usage(ModelRequest(system=r.system, messages=v)).input_tokens
+        for r, v in zip(model.requests, model.views, strict=True)
+    ]
 
 
 async def test_a_long_single_turn_of_30_rounds_compacts_between_rounds() -> None:
@@ -195,7 +213,7 @@ async def test_a_long_single_turn_of_30_rounds_compacts_between_rounds() -> None
     seq = [e.type for e in events]
     for i, t in enumerate(seq):
         if t == "compaction":
-            assert seq[i - 2:i] == ["turn_start", "compaction_start"] and seq[i + 1] == "message_start"
+            assert seq[i - 2 : i] == ["turn_start", "compaction_start"] and seq[i + 1] == "message_start"
     # a later summary reads the earlier one (not the whole session again) and the kept request
     assert "[summary of the conversation before]" in summaries[1]
     assert "contents of file 1:" not in summaries[1]
@@ -230,7 +248,11 @@ async def test_queued_input_is_delivered_after_the_summary() -> None:
     sent = [False]
 
     def steer_once(event: Any) -> None:  # queued while the batch before the compaction runs
-        if event.type == "tool_start" and event.arguments["text"].startswith(last_batch + ":") and not sent[0]:
+        if (
+            event.type == "tool_start"
+            and event.arguments["text"].startswith(last_batch + ":")
+            and not sent[0]
+        ):
             sent[0] = True
             agent.steer("also count the lines")
 
@@ -255,7 +277,10 @@ async def test_a_resumed_session_starts_from_the_summary(tmp_path: Path) -> None
     store.close()
     resumed = SessionStore.open(store.path)
     assert list(resumed.model_view()) == live
-    assert resumed.model_view()[0] == UserMessage(text=REQUEST) and "Done: read files" in resumed.model_view()[1].text
+    assert (
+        resumed.model_view()[0] == UserMessage(text=REQUEST)
+        and "Done: read files" in resumed.model_view()[1].text
+    )
     assert resumed.compaction() == store.compaction()
     resumed.close()
 
@@ -271,7 +296,8 @@ async def test_manual_compact_emits_nothing_itself_and_reads_only_what_came_afte
     assert "[summary of the conversation before]\nfirst summary" in prompt and "fix the bug" not in prompt
     assert "one more" in prompt and done.first_kept == len(history.items())
     assert [getattr(i, "text", "") for i in history.model_view()] == [
-        "Summary of the earlier conversation:\nsecond summary"]
+        "Summary of the earlier conversation:\nsecond summary"
+    ]
 
 
 def test_round_cuts_never_split_a_call_from_its_result() -> None:

@@ -51,20 +51,26 @@ def results(model: ScriptedModel, i: int) -> list[ToolResult]:
 
 async def test_reads_then_one_approved_write(ws: Path) -> None:
     asked: list[str] = []
-    model = ScriptedModel([
-        Step(calls=[Call("ls", {}), Call("read", {"path": "README.md"})]),
-        Step(calls=[Call("read", {"path": "pyproject.toml"}), Call("grep", {"pattern": "name"})]),
-        Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]),
-        Step(text="AGENTS.md covers the test command."),
-    ])
+    model = ScriptedModel(
+        [
+            Step(calls=[Call("ls", {}), Call("read", {"path": "README.md"})]),
+            Step(calls=[Call("read", {"path": "pyproject.toml"}), Call("grep", {"pattern": "name"})]),
+            Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]),
+            Step(text="AGENTS.md covers the test command."),
+        ]
+    )
     events: list[Event] = []
     emitter = Emitter()
     emitter.subscribe(events.append)
-    done = await run_init(model, builtin_tools(), ws, permission=policy(ws, ["allow"], asked).check,
-                          emitter=emitter)
+    done = await run_init(
+        model, builtin_tools(), ws, permission=policy(ws, ["allow"], asked).check, emitter=emitter
+    )
     assert done.written and not done.updated and done.lines == 3
     assert (ws / TARGET).read_text() == NEW
-    assert done.summary() == "/init wrote AGENTS.md (3 lines)" and done.text == "AGENTS.md covers the test command."
+    assert (
+        done.summary() == "/init wrote AGENTS.md (3 lines)"
+        and done.text == "AGENTS.md covers the test command."
+    )
     names = [t.name for t in model.requests[0].tools]
     assert names == ["find", "grep", "ls", "read", "read_result", "write"]  # read-only + write, no bash
     assert all([t.name for t in r.tools] == names for r in model.requests)  # one list on every round
@@ -77,10 +83,12 @@ async def test_reads_then_one_approved_write(ws: Path) -> None:
 async def test_an_existing_agents_md_is_in_the_prompt_and_updated(ws: Path) -> None:
     (ws / TARGET).write_text("# Old rules\nAlways use tabs.\n")
     assert "Always use tabs." in system_prompt(ws) and "Update it" in system_prompt(ws)
-    model = ScriptedModel([Step(calls=[Call("write", {"path": "./AGENTS.md", "content": NEW})]), Step(text="ok")])
+    model = ScriptedModel(
+        [Step(calls=[Call("write", {"path": "./AGENTS.md", "content": NEW})]), Step(text="ok")]
+    )
     done = await run_init(model, builtin_tools(), ws, permission=None)
     assert done.written and done.updated and done.summary() == "/init updated AGENTS.md (3 lines)"
-    assert "<current path=\"AGENTS.md\">\n# Old rules\nAlways use tabs.\n</current>" in model.requests[0].system
+    assert '<current path="AGENTS.md">\n# Old rules\nAlways use tabs.\n</current>' in model.requests[0].system
 
 
 def test_claude_md_is_material_when_there_is_no_agents_md(ws: Path) -> None:
@@ -90,12 +98,18 @@ def test_claude_md_is_material_when_there_is_no_agents_md(ws: Path) -> None:
 
 
 async def test_the_per_file_cap_and_the_only_target(ws: Path) -> None:
-    reads = [Step(calls=[Call("read", {"path": "README.md" if i % 2 else "./README.md"})])
-             for i in range(READS_PER_FILE + 1)]
-    model = ScriptedModel([*reads,
-                           Step(calls=[Call("write", {"path": "docs/AGENTS.md", "content": "x"})]),
-                           Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]),
-                           Step(text="done")])
+    reads = [
+        Step(calls=[Call("read", {"path": "README.md" if i % 2 else "./README.md"})])
+        for i in range(READS_PER_FILE + 1)
+    ]
+    model = ScriptedModel(
+        [
+            *reads,
+            Step(calls=[Call("write", {"path": "docs/AGENTS.md", "content": "x"})]),
+            Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]),
+            Step(text="done"),
+        ]
+    )
     done = await run_init(model, builtin_tools(), ws, permission=None)
     assert done.written
     capped = results(model, READS_PER_FILE + 1)[-1]
@@ -107,15 +121,18 @@ async def test_the_per_file_cap_and_the_only_target(ws: Path) -> None:
 
 
 async def test_a_denied_write_ends_the_run(ws: Path) -> None:
-    model = ScriptedModel([Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]),
-                           Step(text="never asked for")])
+    model = ScriptedModel(
+        [Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]), Step(text="never asked for")]
+    )
     done = await run_init(model, builtin_tools(), ws, permission=policy(ws, ["deny"]).check)
     assert not done.written and not (ws / TARGET).exists() and model.calls == 1
     assert done.summary().startswith("/init did not write AGENTS.md: Refused: the user denied")
 
 
 async def test_with_nobody_to_ask_the_write_is_refused(ws: Path) -> None:
-    model = ScriptedModel([Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]), Step(text="x")])
+    model = ScriptedModel(
+        [Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]), Step(text="x")]
+    )
     done = await run_init(model, builtin_tools(), ws, permission=policy(ws).check)  # print mode, no --yes
     assert not done.written and not (ws / TARGET).exists() and model.calls == 1
 
@@ -123,9 +140,13 @@ async def test_with_nobody_to_ask_the_write_is_refused(ws: Path) -> None:
 async def test_near_the_round_limit_the_write_is_forced(ws: Path) -> None:
     for i in range(6):
         (ws / f"m{i}.py").write_text(f"x = {i}\n")
-    model = ScriptedModel([*(Step(calls=[Call("read", {"path": f"m{i}.py"})]) for i in range(3)),
-                           Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]),
-                           Step(text="written")])
+    model = ScriptedModel(
+        [
+            *(Step(calls=[Call("read", {"path": f"m{i}.py"})]) for i in range(3)),
+            Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]),
+            Step(text="written"),
+        ]
+    )
     done = await run_init(model, builtin_tools(), ws, permission=None, max_rounds=5)
     assert done.written
     assert model.requests[3].tool_choice == ForceTool(tool="write")
@@ -137,18 +158,29 @@ def test_tools_are_filtered_from_the_session(ws: Path) -> None:
 
 
 async def test_slash_init_on_the_runtime(tmp_path: Path, ws: Path) -> None:
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
-    model = ScriptedModel([Step(calls=[Call("read", {"path": "README.md"})]),
-                           Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]),
-                           Step(text="Wrote it."), Step(text="main answer")])
+    env = {
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "HOME": str(tmp_path),
+        "PATH": os.environ.get("PATH", ""),
+    }
+    model = ScriptedModel(
+        [
+            Step(calls=[Call("read", {"path": "README.md"})]),
+            Step(calls=[Call("write", {"path": "AGENTS.md", "content": NEW})]),
+            Step(text="Wrote it."),
+            Step(text="main answer"),
+        ]
+    )
     rt = build_runtime(Options(workspace=ws), model=model, env=env)
     events: list[Event] = []
     rt.emitter.subscribe(events.append)
     c = Commands(rt, Front())
     async with rt:
         reply = c.slash("/init")
-        assert reply is not None and reply.ok and reply.then is None and reply.text.startswith("/init: looking")
+        assert (
+            reply is not None and reply.ok and reply.then is None and reply.text.startswith("/init: looking")
+        )
         again = c.slash("/init")
         assert again is not None and not again.ok and again.text == "/init is already running"
         await until(rt.approvals.pending, 30)

@@ -54,17 +54,20 @@ async def test_subdirectory_agents_md_joins_once_when_a_file_there_is_read(tmp_p
     (ws / "pkg" / "sub" / "AGENTS.md").write_text("sub rule: keep it small\n")
     (ws / "pkg" / "sub" / "a.py").write_text("x = 1\n")
     (ws / "pkg" / "sub" / "b.py").write_text("y = 2\n")
-    model = ScriptedModel([
-        Step(calls=[Call("read", {"path": "pkg/sub/a.py"})]),
-        Step(calls=[Call("read", {"path": "pkg/sub/b.py"})]),
-        Step(text="done"),
-    ])
+    model = ScriptedModel(
+        [
+            Step(calls=[Call("read", {"path": "pkg/sub/a.py"})]),
+            Step(calls=[Call("read", {"path": "pkg/sub/b.py"})]),
+            Step(text="done"),
+        ]
+    )
     runtime = _runtime(tmp_path, model)
     async with runtime:
         out = await runtime.agent.run("look")
     assert out.reason == "done"
-    notes = [i for i in runtime.agent.history.items()
-             if isinstance(i, UserMessage) and i.source == "instructions"]
+    notes = [
+        i for i in runtime.agent.history.items() if isinstance(i, UserMessage) and i.source == "instructions"
+    ]
     texts = [n.text for n in notes]
     assert len(texts) == 2, texts  # each file once, though two files below them were read
     assert "pkg rule" in texts[0] and "sub rule" in texts[1]

@@ -42,11 +42,14 @@ def test_parse_headings_header_and_numbered_list() -> None:
     assert [(s.title, s.body) for s in listed.steps] == [("first", "detail"), ("second", "")]
 
 
-@pytest.mark.parametrize("text,msg", [
-    ("# nothing here\n", "no steps"),
-    ("---\ntime_limit: soon\n---\n1. a\n", "not a duration"),
-    ("---\ntime_limit: 1h\n1. a\n", "never closed"),
-])
+@pytest.mark.parametrize(
+    "text,msg",
+    [
+        ("# nothing here\n", "no steps"),
+        ("---\ntime_limit: soon\n---\n1. a\n", "not a duration"),
+        ("---\ntime_limit: 1h\n1. a\n", "never closed"),
+    ],
+)
 def test_bad_playbooks_give_one_clear_sentence(text: str, msg: str) -> None:
     with pytest.raises(PlaybookError, match=msg):
         parse_playbook(text, "bad.md")
@@ -55,12 +58,18 @@ def test_bad_playbooks_give_one_clear_sentence(text: str, msg: str) -> None:
 async def test_steps_completed_in_order_and_run_ends() -> None:
     book = parse_playbook(BOOK, "r.md")
     progress = Progress(book)
-    agent, model, _ = make_agent([
-        Step(calls=[Call("echo", {"text": "tests"}), Call("step_complete", {"step": 2, "summary": "x"})]),
-        Step(calls=[Call("step_complete", {"step": 1, "summary": "tests pass"})]),
-        Step(calls=[Call("step_complete", {"step": 2, "summary": "changelog updated"})]),
-        Step(text="All done.")], [Echo(), StepCompleteTool(progress)],
-        system_prompt=playbook_prompt(book), hooks=playbook_hooks(progress), max_rounds=book.max_rounds)
+    agent, model, _ = make_agent(
+        [
+            Step(calls=[Call("echo", {"text": "tests"}), Call("step_complete", {"step": 2, "summary": "x"})]),
+            Step(calls=[Call("step_complete", {"step": 1, "summary": "tests pass"})]),
+            Step(calls=[Call("step_complete", {"step": 2, "summary": "changelog updated"})]),
+            Step(text="All done."),
+        ],
+        [Echo(), StepCompleteTool(progress)],
+        system_prompt=playbook_prompt(book),
+        hooks=playbook_hooks(progress),
+        max_rounds=book.max_rounds,
+    )
     out = await agent.run("Run the playbook.")
     assert out.text == "All done." and progress.finished
     rs = [i for i in agent.history.items() if isinstance(i, ToolResult)]
@@ -72,8 +81,9 @@ async def test_steps_completed_in_order_and_run_ends() -> None:
 async def test_agent_that_stops_early_is_nudged_a_bounded_number_of_times() -> None:
     book = parse_playbook(BOOK, "r.md")
     progress = Progress(book)
-    agent, model, events = make_agent([Step(text="I think I'm done.")] * 10, [StepCompleteTool(progress)],
-                                      hooks=playbook_hooks(progress))
+    agent, model, events = make_agent(
+        [Step(text="I think I'm done.")] * 10, [StepCompleteTool(progress)], hooks=playbook_hooks(progress)
+    )
     out = await agent.run("Run the playbook.")
     assert out.reason == "done" and not progress.finished
     assert model.calls == 4  # the first stop and 3 nudges

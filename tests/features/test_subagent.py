@@ -31,8 +31,11 @@ async def test_task_runs_a_researcher_with_read_only_tools_and_returns_its_repor
     gate = PauseGate()
     echo = Echo()
     task = TaskTool(factory, [echo, Fail()], tmp_path, gate=gate)
-    agent, model, events = make_agent([Step(calls=[Call("task", {"prompt": "find x", "description": "find"})]),
-                                       Step(text="done")], [task, echo, Fail()], gate=gate)
+    agent, model, events = make_agent(
+        [Step(calls=[Call("task", {"prompt": "find x", "description": "find"})]), Step(text="done")],
+        [task, echo, Fail()],
+        gate=gate,
+    )
     agent.config.services["emitter"] = agent.emitter
     out = await agent.run("go")
     assert out.text == "done"
@@ -63,8 +66,11 @@ async def test_tasks_in_one_batch_run_concurrently_and_share_the_pause_gate(tmp_
 
     task = PerTask(factory, [], tmp_path, gate=gate)
     made.append(task)
-    agent, _, _ = make_agent([Step(calls=[Call("task", {"prompt": "a"}), Call("task", {"prompt": "b"})]),
-                              Step(text="done")], [task], gate=gate)
+    agent, _, _ = make_agent(
+        [Step(calls=[Call("task", {"prompt": "a"}), Call("task", {"prompt": "b"})]), Step(text="done")],
+        [task],
+        gate=gate,
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(agent.run, "go")
         await blockers[0].started.wait()
@@ -93,8 +99,13 @@ async def test_abort_reaches_the_subagents_running_tool(tmp_path: Path) -> None:
 
 
 async def test_researcher_stops_repeating_searches(tmp_path: Path) -> None:
-    child = ScriptedModel(lambda req: Step(text="final report") if req.tool_choice == "none"
-                          else Step(calls=[Call("echo", {"text": "same"})]))
+    child = ScriptedModel(
+        lambda req: (
+            Step(text="final report")
+            if req.tool_choice == "none"
+            else Step(calls=[Call("echo", {"text": "same"})])
+        )
+    )
     task = TaskTool(lambda: child, [Echo()], tmp_path)
     agent, _, _ = make_agent([Step(calls=[Call("task", {"prompt": "a"})]), Step(text="ok")], [task])
     await agent.run("go")

@@ -24,14 +24,32 @@ from owltui.modes.output import JsonLines
 from owltui.tools.permissions import PermissionPolicy
 from owltui.tools.registry import builtin_tools
 
-NASTY = st.sampled_from(["\ud800", "\udcff", "\u2028", "\u2029", "\x85", "\x00", "\r", "\x1b[2J", "\ufeff",
-                         "\u202e", "é", "\U0001f989", "\\", '"', "\n"])
+NASTY = st.sampled_from(
+    [
+        "\ud800",
+        "\udcff",
+        "\u2028",
+        "\u2029",
+        "\x85",
+        "\x00",
+        "\r",
+        "\x1b[2J",
+        "\ufeff",
+        "\u202e",
+        "é",
+        "\U0001f989",
+        "\\",
+        '"',
+        "\n",
+    ]
+)
 TEXT = st.lists(st.one_of(NASTY, st.text(max_size=6)), max_size=8).map("".join)
 NAMES = st.binary(min_size=1, max_size=12).map(lambda b: b.replace(b"/", b"_").replace(b"\0", b"_"))
-JSONISH = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), TEXT),
-                       lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                               st.dictionaries(TEXT, inner, max_size=3)),
-                       max_leaves=12)
+JSONISH = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), TEXT),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(TEXT, inner, max_size=3)),
+    max_leaves=12,
+)
 
 
 def _deep(depth: int) -> Any:
@@ -42,27 +60,50 @@ def _deep(depth: int) -> Any:
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(names=st.lists(NAMES, min_size=1, max_size=4, unique=True), path=TEXT, pattern=TEXT, said=TEXT,
-       junk=JSONISH, depth=st.sampled_from([1, 50, 3000]))
-def test_hostile_runs_end_and_every_line_parses(tmp_path_factory: Any, names: list[bytes], path: str,
-                                                pattern: str, said: str, junk: Any, depth: int) -> None:
+@given(
+    names=st.lists(NAMES, min_size=1, max_size=4, unique=True),
+    path=TEXT,
+    pattern=TEXT,
+    said=TEXT,
+    junk=JSONISH,
+    depth=st.sampled_from([1, 50, 3000]),
+)
+def test_hostile_runs_end_and_every_line_parses(
+    tmp_path_factory: Any, names: list[bytes], path: str, pattern: str, said: str, junk: Any, depth: int
+) -> None:
     ws = tmp_path_factory.mktemp("ws")
     for name in names:
         if name in (b".", b".."):
             continue
         (ws / os.fsdecode(name)).write_bytes(b"hello " + name + b"\n")
     first = os.fsdecode(names[0]) if names[0] not in (b".", b"..") else "x"
-    model = ScriptedModel([
-        Step(text=said, calls=[Call("ls", {}), Call("find", {"pattern": "*"}), Call("grep", {"pattern": pattern}),
-                               Call("read", {"path": first}), Call("read", {"path": path})]),
-        Step(calls=[Call("read", {"path": junk}), Call("grep", {"pattern": _deep(depth)}),
-                    Call("write", {"path": said or "x", "content": said})]),
-        Step(text=said + " done"),
-    ])
+    model = ScriptedModel(
+        [
+            Step(
+                text=said,
+                calls=[
+                    Call("ls", {}),
+                    Call("find", {"pattern": "*"}),
+                    Call("grep", {"pattern": pattern}),
+                    Call("read", {"path": first}),
+                    Call("read", {"path": path}),
+                ],
+            ),
+            Step(
+                calls=[
+                    Call("read", {"path": junk}),
+                    Call("grep", {"pattern": _deep(depth)}),
+                    Call("write", {"path": said or "x", "content": said}),
+                ]
+            ),
+            Step(text=said + " done"),
+        ]
+    )
     out = io.BytesIO()
     writer = JsonLines(out)
-    config = chat_config(model, builtin_tools(), workspace=ws,
-                         permission=PermissionPolicy(ws, "ask", None).check)
+    config = chat_config(
+        model, builtin_tools(), workspace=ws, permission=PermissionPolicy(ws, "ask", None).check
+    )
     agent = Agent(config, gate=PauseGate())
     events: list[Any] = []
     agent.emitter.subscribe(lambda ev: (events.append(ev), writer.write(ev.wire())))

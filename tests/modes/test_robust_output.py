@@ -21,14 +21,26 @@ from owltui.modes.rpc_input import MAX_DEPTH, parse_line, request_id
 from owltui.providers.wirejson import dumps
 
 # every code point, lone surrogates included, with the line breakers weighted in
-CHARS = st.one_of(st.characters(codec=None, categories=None),
-                  st.sampled_from("\u2028\u2029\u0085\r\n\x0b\x0c\x1c\x1d\x1e\x00\x7f\ud800\udfff\udcff\ufeff"))
+CHARS = st.one_of(
+    st.characters(codec=None, categories=None),
+    st.sampled_from("\u2028\u2029\u0085\r\n\x0b\x0c\x1c\x1d\x1e\x00\x7f\ud800\udfff\udcff\ufeff"),
+)
 TEXT = st.text(alphabet=CHARS, max_size=30)
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True),
-                    TEXT, st.binary(max_size=10))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                       st.dictionaries(TEXT, inner, max_size=4),
-                                                       st.tuples(inner, inner)), max_leaves=30)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    TEXT,
+    st.binary(max_size=10),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(TEXT, inner, max_size=4), st.tuples(inner, inner)
+    ),
+    max_leaves=30,
+)
 
 
 def nested(depth: int, leaf: Any = "x") -> Any:
@@ -70,16 +82,29 @@ def test_valid_text_survives_and_separators_are_escaped(text: str) -> None:
 def test_deep_cyclic_and_odd_values() -> None:
     cyc: list[Any] = []
     cyc.append(cyc)
-    value = {"deep": nested(5000), "cyc": cyc, "nan": math.nan, "inf": -math.inf, "big": 10**5000,
-             "set": {1}, "bytes": b"\xff\xfe", 3: "int key", None: "none key", "obj": object()}
+    value = {
+        "deep": nested(5000),
+        "cyc": cyc,
+        "nan": math.nan,
+        "inf": -math.inf,
+        "big": 10**5000,
+        "set": {1},
+        "bytes": b"\xff\xfe",
+        3: "int key",
+        None: "none key",
+        "obj": object(),
+    }
     [back] = check_wire(json_line(value))
     assert back["nan"] is None and back["inf"] is None and back["3"] == "int key"
     assert dumps({"a": "\ud800"}, surrogates="escape") == '{"a":"\\ud800"}'
 
 
 def test_nan_ids_are_never_echoed_as_non_json() -> None:
-    for raw in ('{"type":"get_state","id":NaN}', '{"type":"get_state","id":1e400}',
-                '{"type":"get_state","id":-Infinity}'):
+    for raw in (
+        '{"type":"get_state","id":NaN}',
+        '{"type":"get_state","id":1e400}',
+        '{"type":"get_state","id":-Infinity}',
+    ):
         reason = parse_line(raw)
         assert isinstance(reason, str) and reason
         rid = request_id(raw)
@@ -91,7 +116,7 @@ def test_nan_ids_are_never_echoed_as_non_json() -> None:
 
 def test_parse_line_refusals() -> None:
     assert parse_line(b'{"type":"get_state","id":1}') == {"type": "get_state", "id": 1}
-    assert parse_line("\ufeff{\"type\": \"x\"}") == {"type": "x"}
+    assert parse_line('\ufeff{"type": "x"}') == {"type": "x"}
     assert parse_line('{"text": "a\\ud800b"}') == {"text": "a\ufffdb"}
     assert "nested too deeply" in str(parse_line("[" * 4096))
     assert "nested too deeply" in str(parse_line(json.dumps(nested(MAX_DEPTH + 1))))
@@ -108,9 +133,14 @@ def test_parse_line_refusals() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.binary(max_size=200), TEXT,
-                 st.builds(lambda d, s: ("[" * d + s)[:5000], st.integers(0, 5000), TEXT),
-                 st.builds(lambda v: json.dumps({"type": "x", "v": v}, allow_nan=True, default=repr), VALUES)))
+@given(
+    st.one_of(
+        st.binary(max_size=200),
+        TEXT,
+        st.builds(lambda d, s: ("[" * d + s)[:5000], st.integers(0, 5000), TEXT),
+        st.builds(lambda v: json.dumps({"type": "x", "v": v}, allow_nan=True, default=repr), VALUES),
+    )
+)
 def test_parse_line_never_raises_and_answers_are_valid_lines(line: str | bytes) -> None:
     result = parse_line(line)
     assert isinstance(result, dict | str)
@@ -118,8 +148,13 @@ def test_parse_line_never_raises_and_answers_are_valid_lines(line: str | bytes) 
     if isinstance(result, str):
         answer = {"type": "response", "command": None, "id": request_id(line), "ok": False, "error": result}
     else:
-        answer = {"type": "response", "command": result.get("type"), "id": result.get("id"), "ok": True,
-                  "echo": result}
+        answer = {
+            "type": "response",
+            "command": result.get("type"),
+            "id": result.get("id"),
+            "ok": True,
+            "echo": result,
+        }
     check_wire(json_line(answer))
 
 
@@ -136,7 +171,7 @@ class Flaky(io.BytesIO):
         self.calls += 1
         if self.calls in self.fail:
             raise OSError(errno.ENOSPC, "No space left on device")
-        return super().write(bytes(data)[:self.piece])
+        return super().write(bytes(data)[: self.piece])
 
 
 def test_a_write_error_loses_one_line_and_never_mutes_the_stream(capsys: Any) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .loopback import LoopbackServer
+from tests.providers.loopback import LoopbackServer
 
 
 @pytest.fixture

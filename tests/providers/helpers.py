@@ -21,7 +21,9 @@ from owltui.agent.model import (
 from owltui.providers.retry import RetryPolicy
 
 T = TypeVar("T")
-FIXTURES = Path(__file__).resolve().parent / "sse_fixtures"  # real-server recordings; SOURCES.json says where from
+FIXTURES = (
+    Path(__file__).resolve().parent / "sse_fixtures"
+)  # real-server recordings; SOURCES.json says where from
 
 
 def fixtures_dir() -> Path:
@@ -86,10 +88,13 @@ async def collect(model: Model, request: ModelRequest) -> Outcome:
 
 
 def summary(msg: AssistantMessage, raw_stop: str | None) -> dict[str, Any]:
-    return {"text": msg.text, "thinking": msg.thinking_text,
-            "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in msg.tool_calls],
-            "stop_reason": raw_stop,
-            "usage": {"input_tokens": msg.usage.input_tokens, "output_tokens": msg.usage.output_tokens}}
+    return {
+        "text": msg.text,
+        "thinking": msg.thinking_text,
+        "tool_calls": [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in msg.tool_calls],
+        "stop_reason": raw_stop,
+        "usage": {"input_tokens": msg.usage.input_tokens, "output_tokens": msg.usage.output_tokens},
+    }
 
 
 def load_expected(path: Path) -> dict[str, Any]:

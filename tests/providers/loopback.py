@@ -33,16 +33,16 @@ def split(body: bytes, chunking: Chunking, seed: int = 7) -> list[bytes]:
         out, i = [], 0
         while i < len(body):
             n = rng.randint(1, 40)
-            out.append(body[i:i + n])
+            out.append(body[i : i + n])
             i += n
         return out
     if isinstance(chunking, int):
-        return [body[i:i + chunking] for i in range(0, len(body), chunking)]
+        return [body[i : i + chunking] for i in range(0, len(body), chunking)]
     if isinstance(chunking, str):
         raise ValueError(f"unknown chunking {chunking!r}")
     out, i = [], 0
     for size in chunking:
-        out.append(body[i:i + size])
+        out.append(body[i : i + size])
         i += size
     if i < len(body):
         out.append(body[i:])
@@ -178,8 +178,11 @@ class LoopbackServer:
 
     def _respond(self, conn: socket.socket, r: Reply) -> None:
         stream = r.status == 200 if r.stream is None else r.stream
-        headers = {"content-type": "text/event-stream" if stream else "application/json", **r.headers,
-                   "connection": "close"}
+        headers = {
+            "content-type": "text/event-stream" if stream else "application/json",
+            **r.headers,
+            "connection": "close",
+        }
         if stream:
             headers["transfer-encoding"] = "chunked"
         else:

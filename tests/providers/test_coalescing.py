@@ -13,49 +13,88 @@ from owltui.agent.model import MessageAssembler, StreamEvent, TextDelta, Thinkin
 from owltui.providers.anthropic import AnthropicParser
 from owltui.providers.openai_compat import OpenAIParser
 from owltui.providers.sse import SSEDecoder
-
-from .helpers import collect, fast_retry, fixtures_dir, run, summary
-from .loopback import LoopbackServer, Reply
+from tests.providers.helpers import collect, fast_retry, fixtures_dir, run, summary
+from tests.providers.loopback import LoopbackServer, Reply
 
 
 def oa(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    return b"data: " + json.dumps({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}).encode() + b"\n\n"
+    return (
+        b"data: "
+        + json.dumps({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}).encode()
+        + b"\n\n"
+    )
 
 
 def an(obj: dict[str, Any]) -> bytes:
     return b"event: " + obj["type"].encode() + b"\ndata: " + json.dumps(obj).encode() + b"\n\n"
 
 
-OPENAI = b"".join([
-    oa({"role": "assistant", "content": ""}),
-    *[oa({"reasoning_content": f"r{i} "}) for i in range(5)],
-    *[oa({"content": f"w{i} "}) for i in range(50)],
-    oa({"reasoning_content": "late "}),
-    oa({"content": "after "}),
-    oa({"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": {"name": "ls", "arguments": ""}}]}),
-    oa({"content": "tail"}),
-    oa({}, "tool_calls"),
-    b"data: [DONE]\n\n",
-])
+OPENAI = b"".join(
+    [
+        oa({"role": "assistant", "content": ""}),
+        *[oa({"reasoning_content": f"r{i} "}) for i in range(5)],
+        *[oa({"content": f"w{i} "}) for i in range(50)],
+        oa({"reasoning_content": "late "}),
+        oa({"content": "after "}),
+        oa(
+            {
+                "tool_calls": [
+                    {"index": 0, "id": "c1", "type": "function", "function": {"name": "ls", "arguments": ""}}
+                ]
+            }
+        ),
+        oa({"content": "tail"}),
+        oa({}, "tool_calls"),
+        b"data: [DONE]\n\n",
+    ]
+)
 
-ANTHROPIC = b"".join([
-    an({"type": "message_start", "message": {"usage": {"input_tokens": 3}}}),
-    an({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
-    *[an({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": f"t{i} "}})
-      for i in range(5)],
-    an({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig"}}),
-    an({"type": "content_block_stop", "index": 0}),
-    an({"type": "content_block_start", "index": 1, "content_block": {"type": "thinking", "thinking": ""}}),
-    an({"type": "content_block_delta", "index": 1, "delta": {"type": "thinking_delta", "thinking": "second"}}),
-    an({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
-    *[an({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": f"w{i} "}})
-      for i in range(50)],
-    an({"type": "ping"}),
-    an({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "end"}}),
-    an({"type": "content_block_stop", "index": 2}),
-    an({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}}),
-    an({"type": "message_stop"}),
-])
+ANTHROPIC = b"".join(
+    [
+        an({"type": "message_start", "message": {"usage": {"input_tokens": 3}}}),
+        an(
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}
+        ),
+        *[
+            an(
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "thinking_delta", "thinking": f"t{i} "},
+                }
+            )
+            for i in range(5)
+        ],
+        an(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "signature_delta", "signature": "sig"},
+            }
+        ),
+        an({"type": "content_block_stop", "index": 0}),
+        an(
+            {"type": "content_block_start", "index": 1, "content_block": {"type": "thinking", "thinking": ""}}
+        ),
+        an(
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "thinking_delta", "thinking": "second"},
+            }
+        ),
+        an({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+        *[
+            an({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": f"w{i} "}})
+            for i in range(50)
+        ],
+        an({"type": "ping"}),
+        an({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": "end"}}),
+        an({"type": "content_block_stop", "index": 2}),
+        an({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 9}}),
+        an({"type": "message_stop"}),
+    ]
+)
 
 
 def decode(parser: Any, reads: list[bytes]) -> list[StreamEvent]:
@@ -80,13 +119,14 @@ def folded(events: list[StreamEvent], parser: Any) -> Any:
     return summary(asm.finish(), parser.terminal.raw_stop_reason), asm.finish().thinking
 
 
-@pytest.mark.parametrize("make,body", [(OpenAIParser, OPENAI), (AnthropicParser, ANTHROPIC)],
-                         ids=["openai", "anthropic"])
+@pytest.mark.parametrize(
+    "make,body", [(OpenAIParser, OPENAI), (AnthropicParser, ANTHROPIC)], ids=["openai", "anthropic"]
+)
 def test_one_delta_per_kind_per_read_and_the_same_message(make: Any, body: bytes) -> None:
     whole = make()
     one = decode(whole, [body])
     per_byte = make()
-    many = decode(per_byte, [body[i:i + 1] for i in range(len(body))])
+    many = decode(per_byte, [body[i : i + 1] for i in range(len(body))])
     assert folded(one, whole) == folded(many, per_byte)
     kinds = [(e.type, getattr(e, "block", None), bool(getattr(e, "signature", None))) for e in one]
     assert all(a != b for a, b in pairwise(kinds) if a[0] in ("text", "thinking"))
@@ -120,7 +160,7 @@ def test_fixtures_give_the_same_message_coalesced() -> None:
         make = AnthropicParser if path.name.startswith("anthropic") else OpenAIParser
         body = path.read_bytes()
         a, b = make(), make()
-        one, many = decode(a, [body]), decode(b, [body[i:i + 7] for i in range(0, len(body), 7)])
+        one, many = decode(a, [body]), decode(b, [body[i : i + 7] for i in range(0, len(body), 7)])
         if a.terminal is None or b.terminal is None or a.terminal.type != "done":
             continue
         assert folded(one, a) == folded(many, b), path.name

@@ -15,9 +15,8 @@ from owltui.providers.base import HTTPModel
 from owltui.providers.openai_compat import STOP_REASONS as O_STOP
 from owltui.providers.openai_compat import OpenAICompatModel, OpenAIParser
 from owltui.providers.sse import SSEDecoder
-
-from .helpers import FIXTURES, collect, fast_retry, fixtures_dir, load_expected, run, summary
-from .loopback import LoopbackServer, Reply, split
+from tests.providers.helpers import FIXTURES, collect, fast_retry, fixtures_dir, load_expected, run, summary
+from tests.providers.loopback import LoopbackServer, Reply, split
 
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.sse")) if FIXTURES.is_dir() else ["(fixtures missing)"]
 CHUNKINGS = ["whole", "lines", "bytes", 7, "random"]

@@ -17,30 +17,35 @@ from owltui.providers import (
     make_model,
     resolve_provider,
 )
+from tests.providers.helpers import collect, run
+from tests.providers.loopback import LoopbackServer, Reply
 
-from .helpers import collect, run
-from .loopback import LoopbackServer, Reply
-
-TOOLS = [ToolSpec(name=n, description=n, parameters={"type": "object"})
-         for n in ("bash", "grep", "ls", "read", "write")]
+TOOLS = [
+    ToolSpec(name=n, description=n, parameters={"type": "object"})
+    for n in ("bash", "grep", "ls", "read", "write")
+]
 
 
 def ask(text: str, choice: ToolChoice = "auto", items: list[Item] | None = None) -> AssistantMessage:
     msgs: list[Item] = items if items is not None else [UserMessage(text=text)]
-    return run(collect(DemoModel(delay=0), ModelRequest(system="s", messages=msgs, tools=TOOLS,
-                                                        tool_choice=choice))).message
+    return run(
+        collect(DemoModel(delay=0), ModelRequest(system="s", messages=msgs, tools=TOOLS, tool_choice=choice))
+    ).message
 
 
-@pytest.mark.parametrize(("text", "name", "args"), [
-    ("list the files", "ls", {}),
-    ("please list the files in src", "ls", {"path": "src"}),
-    ("read README.md", "read", {"path": "README.md"}),
-    ("show me owltui/cli.py", "read", {"path": "owltui/cli.py"}),
-    ("run pytest", "bash", {"command": "pytest"}),
-    ("run `ls -la`", "bash", {"command": "ls -la"}),
-    ("search for TODO", "grep", {"pattern": "TODO"}),
-    ("create notes.txt saying hello there", "write", {"path": "notes.txt", "content": "hello there\n"}),
-])
+@pytest.mark.parametrize(
+    ("text", "name", "args"),
+    [
+        ("list the files", "ls", {}),
+        ("please list the files in src", "ls", {"path": "src"}),
+        ("read README.md", "read", {"path": "README.md"}),
+        ("show me owltui/cli.py", "read", {"path": "owltui/cli.py"}),
+        ("run pytest", "bash", {"command": "pytest"}),
+        ("run `ls -la`", "bash", {"command": "ls -la"}),
+        ("search for TODO", "grep", {"pattern": "TODO"}),
+        ("create notes.txt saying hello there", "write", {"path": "notes.txt", "content": "hello there\n"}),
+    ],
+)
 def test_demo_turns_plain_requests_into_tool_calls(text: str, name: str, args: dict[str, Any]) -> None:
     msg = ask(text)
     assert msg.stop_reason == "tool_use"
@@ -48,9 +53,11 @@ def test_demo_turns_plain_requests_into_tool_calls(text: str, name: str, args: d
 
 
 def test_demo_summarises_tool_results_and_is_deterministic() -> None:
-    items: list[Item] = [UserMessage(text="list the files"),
-                         AssistantMessage(tool_calls=[ToolCall(id="demo_1", name="ls")], stop_reason="tool_use"),
-                         ToolResult(call_id="demo_1", name="ls", content="README.md\nsrc/\ntests/\n")]
+    items: list[Item] = [
+        UserMessage(text="list the files"),
+        AssistantMessage(tool_calls=[ToolCall(id="demo_1", name="ls")], stop_reason="tool_use"),
+        ToolResult(call_id="demo_1", name="ls", content="README.md\nsrc/\ntests/\n"),
+    ]
     msg = ask("", items=items)
     assert msg.stop_reason == "stop" and not msg.tool_calls
     assert "3 entries" in msg.text and "README.md" in msg.text
@@ -90,8 +97,9 @@ def test_catalog_prices_and_defaults() -> None:
     assert lookup("openai", "anthropic/claude-haiku-4-5").input == 1.0  # via a router
     unknown = lookup("openai", "llama3.2:3b")
     assert not unknown.known and unknown.context_window > 0 and unknown.input == 0
-    usage = Usage(input_tokens=1_000_000, output_tokens=1_000_000, cache_read_tokens=400_000,
-                  cache_write_tokens=100_000)
+    usage = Usage(
+        input_tokens=1_000_000, output_tokens=1_000_000, cache_read_tokens=400_000, cache_write_tokens=100_000
+    )
     assert info.cost(usage) == pytest.approx(0.5 * 3 + 15 + 0.4 * 0.3 + 0.1 * 3.75)
 
 
@@ -102,8 +110,12 @@ def no_probe(url: str) -> list[str] | None:
 def test_resolution_order() -> None:
     env = {"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"}
     r = resolve_provider(env=env, probe=no_probe)
-    assert (r.provider, r.model, r.base_url, r.api_key) == ("anthropic", "claude-sonnet-4-5",
-                                                            "https://api.anthropic.com", "a")
+    assert (r.provider, r.model, r.base_url, r.api_key) == (
+        "anthropic",
+        "claude-sonnet-4-5",
+        "https://api.anthropic.com",
+        "a",
+    )
     r = resolve_provider(env={"OPENAI_API_KEY": "o"}, probe=no_probe)
     assert (r.provider, r.base_url) == ("openai", "https://api.openai.com/v1")
     r = resolve_provider(provider="openai", model="gpt-5", env=env, probe=no_probe)
@@ -114,25 +126,33 @@ def test_resolution_order() -> None:
     assert (r.provider, r.model, r.source) == ("openai", "gpt-4o", "config")
     r = resolve_provider(model="demo:x", env=env, probe=no_probe)
     assert r.provider == "demo"
-    r = resolve_provider(env={"ANTHROPIC_API_KEY": "a", "ANTHROPIC_BASE_URL": "http://proxy:8080"},
-                         probe=no_probe)
+    r = resolve_provider(
+        env={"ANTHROPIC_API_KEY": "a", "ANTHROPIC_BASE_URL": "http://proxy:8080"}, probe=no_probe
+    )
     assert r.base_url == "http://proxy:8080"
     r = resolve_provider(env={}, probe=lambda url: ["qwen2.5:7b"])
-    assert (r.provider, r.model, r.base_url, r.api_key) == ("openai", "qwen2.5:7b", "http://127.0.0.1:11434/v1",
-                                                            None)
+    assert (r.provider, r.model, r.base_url, r.api_key) == (
+        "openai",
+        "qwen2.5:7b",
+        "http://127.0.0.1:11434/v1",
+        None,
+    )
     r = resolve_provider(model="llama3:8b", env={}, probe=lambda url: ["other"])
     assert (r.provider, r.model) == ("openai", "llama3:8b")  # an Ollama tag is not provider:name
     assert resolve_provider(env={}, probe=lambda url: None).provider == "demo"
     assert resolve_provider(env={}, probe=None).provider == "demo"
-    r = resolve_provider(provider="openai", model="m", base_url="http://localhost:1234/v1", env={}, probe=None)
+    r = resolve_provider(
+        provider="openai", model="m", base_url="http://localhost:1234/v1", env={}, probe=None
+    )
     assert (r.base_url, r.api_key) == ("http://localhost:1234/v1", None)
 
 
 def test_resolution_errors_are_one_sentence() -> None:
     with pytest.raises(ProviderConfigError) as exc:
         resolve_provider(provider="anthropic", env={}, probe=no_probe)
-    assert str(exc.value) == ("anthropic: no API key: set ANTHROPIC_API_KEY (or choose another provider "
-                              "with --provider).")
+    assert str(exc.value) == (
+        "anthropic: no API key: set ANTHROPIC_API_KEY (or choose another provider with --provider)."
+    )
     with pytest.raises(ProviderConfigError, match="OPENAI_API_KEY"):
         resolve_provider(model="openai:gpt-4o", env={}, probe=no_probe)
     with pytest.raises(ProviderConfigError, match="Unknown provider 'gemini'"):

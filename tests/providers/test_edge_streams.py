@@ -19,9 +19,8 @@ from owltui.providers.anthropic import AnthropicModel, AnthropicParser
 from owltui.providers.base import HTTPModel
 from owltui.providers.openai_compat import OpenAICompatModel, OpenAIParser
 from owltui.providers.sse import SSEDecoder
-
-from .helpers import collect, fast_retry, run
-from .loopback import LoopbackServer, Reply, split
+from tests.providers.helpers import collect, fast_retry, run
+from tests.providers.loopback import LoopbackServer, Reply, split
 
 EDGE = Path(__file__).resolve().parent / "edge_fixtures"
 NAMES = sorted(p.stem for p in EDGE.glob("*.sse"))
@@ -74,7 +73,8 @@ def test_edge_every_split(name: str) -> None:
     body = (EDGE / f"{name}.sse").read_bytes()
     exp = _expected(name)
     for pieces in [split(body, 1), split(body, 3), split(body, "random")] + [
-            [body[:i], body[i:]] for i in range(1, len(body))]:
+        [body[:i], body[i:]] for i in range(1, len(body))
+    ]:
         parser = AnthropicParser() if name.startswith("anthropic") else OpenAIParser()
         dec = SSEDecoder()
         asm = MessageAssembler()

@@ -12,9 +12,8 @@ from owltui.agent.model import ModelRequest
 from owltui.providers.anthropic import AnthropicModel
 from owltui.providers.errors import is_error_body, non_stream_message
 from owltui.providers.openai_compat import OpenAICompatModel
-
-from .helpers import Sleeps, collect, fast_retry, fixtures_dir, run
-from .loopback import LoopbackServer, Reply
+from tests.providers.helpers import Sleeps, collect, fast_retry, fixtures_dir, run
+from tests.providers.loopback import LoopbackServer, Reply
 
 REQUEST = ModelRequest(system="sys", messages=[UserMessage(text="hi")])
 
@@ -29,33 +28,77 @@ def openai(url: str, sleeps: Sleeps) -> OpenAICompatModel:
 
 CASES = [
     # (provider, reply, words the error must contain)
-    ("openai", Reply(body=b'{"error":{"message":"Invalid model gpt-9","type":"invalid_request_error"}}',
-                     stream=False), ["Invalid model gpt-9", "HTTP 200"]),
-    ("anthropic", Reply(body=b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
-                        stream=False), ["anthropic: Overloaded"]),
-    ("openai", Reply(body=b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>"
-                          b"<body><h1>502 Bad Gateway</h1><hr>nginx</body></html>",
-                     stream=False, headers={"content-type": "text/html"}), ["HTML page", "502 Bad Gateway"]),
-    ("anthropic", Reply(body=b"<html>\n<body>\n<p>Access denied by the proxy &amp; friends</p></body></html>",
-                        stream=False, headers={"content-type": "text/html; charset=utf-8"}),
-     ["HTML page", "Access denied by the proxy & friends"]),
+    (
+        "openai",
+        Reply(
+            body=b'{"error":{"message":"Invalid model gpt-9","type":"invalid_request_error"}}', stream=False
+        ),
+        ["Invalid model gpt-9", "HTTP 200"],
+    ),
+    (
+        "anthropic",
+        Reply(
+            body=b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', stream=False
+        ),
+        ["anthropic: Overloaded"],
+    ),
+    (
+        "openai",
+        Reply(
+            body=b"<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>"
+            b"<body><h1>502 Bad Gateway</h1><hr>nginx</body></html>",
+            stream=False,
+            headers={"content-type": "text/html"},
+        ),
+        ["HTML page", "502 Bad Gateway"],
+    ),
+    (
+        "anthropic",
+        Reply(
+            body=b"<html>\n<body>\n<p>Access denied by the proxy &amp; friends</p></body></html>",
+            stream=False,
+            headers={"content-type": "text/html; charset=utf-8"},
+        ),
+        ["HTML page", "Access denied by the proxy & friends"],
+    ),
     # labelled as a stream, sent in pieces, with a BOM and blank lines first: the first bytes decide
-    ("openai", Reply(body=b"\xef\xbb\xbf\n\n  {\"error\": \"model not loaded\"}", chunking=1),
-     ["model not loaded"]),
+    (
+        "openai",
+        Reply(body=b'\xef\xbb\xbf\n\n  {"error": "model not loaded"}', chunking=1),
+        ["model not loaded"],
+    ),
     # a whole non-streamed completion (the server ignored "stream": true)
-    ("openai", Reply(body=json.dumps({"id": "x", "object": "chat.completion", "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "hello"}}]}).encode(), stream=False),
-     ["JSON instead of an event stream", "chat.completion"]),
+    (
+        "openai",
+        Reply(
+            body=json.dumps(
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "hello"}}],
+                }
+            ).encode(),
+            stream=False,
+        ),
+        ["JSON instead of an event stream", "chat.completion"],
+    ),
     # labelled JSON but plain text
-    ("openai", Reply(body=b"upstream connect error\nreset reason: overflow", stream=False,
-                     headers={"content-type": "application/json"}),
-     ["application/json instead of an event stream", "upstream connect error"]),
+    (
+        "openai",
+        Reply(
+            body=b"upstream connect error\nreset reason: overflow",
+            stream=False,
+            headers={"content-type": "application/json"},
+        ),
+        ["application/json instead of an event stream", "upstream connect error"],
+    ),
 ]
 
 
 @pytest.mark.parametrize(("provider", "reply", "words"), CASES)
-def test_200_with_an_error_body_is_shown_without_retries(server: LoopbackServer, provider: str, reply: Reply,
-                                                          words: list[str]) -> None:
+def test_200_with_an_error_body_is_shown_without_retries(
+    server: LoopbackServer, provider: str, reply: Reply, words: list[str]
+) -> None:
     sleeps = Sleeps()
     server.queue(reply)
     model = openai(server.url, sleeps) if provider == "openai" else anthropic(server.url, sleeps)
@@ -103,10 +146,17 @@ def test_request_body_survives_surrogates_nan_separators_and_depth(server: Loopb
         cur = nxt
     history: list[Item] = [
         UserMessage(text="list bad_\udcff.txt and a model's \ud800 and \u2028 separators"),
-        AssistantMessage(text="ok", tool_calls=[
-            ToolCall(id="c1", name="ls", arguments={"path": "bad_\udcff", "n": float("nan"),
-                                                     "big": float("inf"), "deep": deep})],
-            stop_reason="tool_use"),
+        AssistantMessage(
+            text="ok",
+            tool_calls=[
+                ToolCall(
+                    id="c1",
+                    name="ls",
+                    arguments={"path": "bad_\udcff", "n": float("nan"), "big": float("inf"), "deep": deep},
+                )
+            ],
+            stop_reason="tool_use",
+        ),
         ToolResult(call_id="c1", name="ls", content="bad_\udcff.txt\n\udc80\udc81"),
     ]
     body = (fixtures_dir() / "openai_text_usage.sse").read_bytes()

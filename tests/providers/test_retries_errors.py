@@ -15,9 +15,8 @@ from owltui.providers.anthropic import AnthropicModel
 from owltui.providers.base import HTTPModel
 from owltui.providers.openai_compat import OpenAICompatModel
 from owltui.providers.retry import RetryPolicy
-
-from .helpers import Sleeps, collect, fast_retry, fixtures_dir, run
-from .loopback import LoopbackServer, Reply
+from tests.providers.helpers import Sleeps, collect, fast_retry, fixtures_dir, run
+from tests.providers.loopback import LoopbackServer, Reply
 
 REQUEST = ModelRequest(system="sys", messages=[UserMessage(text="hi")])
 
@@ -27,19 +26,19 @@ def sse_body(name: str) -> bytes:
 
 
 def anthropic(url: str, sleeps: Sleeps | None = None, **kw: object) -> AnthropicModel:
-    return AnthropicModel("claude-sonnet-4-5", api_key="sk-ant", base_url=url,
-                          retry=fast_retry(sleeps), **kw)  # type: ignore[arg-type]
+    return AnthropicModel("claude-sonnet-4-5", api_key="sk-ant", base_url=url, retry=fast_retry(sleeps), **kw)  # type: ignore[arg-type]
 
 
 def openai(url: str, sleeps: Sleeps | None = None, **kw: object) -> OpenAICompatModel:
-    return OpenAICompatModel("gpt-4o", api_key="sk-oa", base_url=url + "/v1",
-                             retry=fast_retry(sleeps), **kw)  # type: ignore[arg-type]
+    return OpenAICompatModel("gpt-4o", api_key="sk-oa", base_url=url + "/v1", retry=fast_retry(sleeps), **kw)  # type: ignore[arg-type]
 
 
 def test_429_with_retry_after_then_success(server: LoopbackServer) -> None:
     sleeps = Sleeps()
-    server.queue(Reply(status=429, body=b'{"error":{"message":"slow down"}}', headers={"retry-after": "3"}),
-                 Reply(body=sse_body("anthropic_text")))
+    server.queue(
+        Reply(status=429, body=b'{"error":{"message":"slow down"}}', headers={"retry-after": "3"}),
+        Reply(body=sse_body("anthropic_text")),
+    )
     out = run(collect(anthropic(server.url, sleeps), REQUEST))
     assert out.error is None and out.message.text == "Hello there!"
     assert [(r.attempt, r.delay_s) for r in out.retries] == [(1, 3.0)]
@@ -50,8 +49,10 @@ def test_429_with_retry_after_then_success(server: LoopbackServer) -> None:
 
 def test_retry_after_ms_wins(server: LoopbackServer) -> None:
     sleeps = Sleeps()
-    server.queue(Reply(status=503, body=b"busy", headers={"retry-after-ms": "250", "retry-after": "9"}),
-                 Reply(body=sse_body("openai_text_usage")))
+    server.queue(
+        Reply(status=503, body=b"busy", headers={"retry-after-ms": "250", "retry-after": "9"}),
+        Reply(body=sse_body("openai_text_usage")),
+    )
     out = run(collect(openai(server.url, sleeps), REQUEST))
     assert out.error is None
     assert sleeps.delays == [0.25]
@@ -94,7 +95,8 @@ def test_cut_before_content_is_retried(server: LoopbackServer) -> None:
 
 
 def test_cut_after_content_ends_with_error_keeping_partial_text_and_complete_calls(
-        server: LoopbackServer) -> None:
+    server: LoopbackServer,
+) -> None:
     body = sse_body("anthropic_parallel_tool_use")
     # cut inside the second tool_use block: text and the first call are complete
     second = body.index(b'"index":2')
@@ -110,11 +112,15 @@ def test_cut_after_content_ends_with_error_keeping_partial_text_and_complete_cal
 
 
 def test_error_event_before_content_is_retried_after_content_is_not(server: LoopbackServer) -> None:
-    start = (b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":3}}}\n\n')
-    err = b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
-    text = (b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
-            b'"content_block":{"type":"text","text":""}}\n\nevent: content_block_delta\ndata: {"type":'
-            b'"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Part"}}\n\n')
+    start = b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":3}}}\n\n'
+    err = (
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    )
+    text = (
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        b'"content_block":{"type":"text","text":""}}\n\nevent: content_block_delta\ndata: {"type":'
+        b'"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Part"}}\n\n'
+    )
     server.queue(Reply(body=start + err), Reply(body=start + text + err))
     out = run(collect(anthropic(server.url), REQUEST))
     assert len(out.retries) == 1
@@ -192,7 +198,10 @@ def test_auth_failure_is_one_clear_line(status: int, provider: str, server: Loop
 
 
 def test_400_shows_the_servers_message(server: LoopbackServer) -> None:
-    body = {"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: 999999 > 64000"}}
+    body = {
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "max_tokens: 999999 > 64000"},
+    }
     server.queue(Reply(status=400, body=json.dumps(body).encode()))
     out = run(collect(anthropic(server.url), REQUEST))
     assert out.error is not None

@@ -17,7 +17,7 @@ def every_split(body: bytes) -> None:
     whole = decode(body)
     for i in range(len(body) + 1):
         assert decode(body[:i], body[i:]) == whole, i
-    assert decode(*[body[i:i + 1] for i in range(len(body))]) == whole
+    assert decode(*[body[i : i + 1] for i in range(len(body))]) == whole
 
 
 @pytest.mark.parametrize("eol", [b"\n", b"\r", b"\r\n"], ids=["lf", "cr", "crlf"])
@@ -46,8 +46,10 @@ def test_utf8_split_across_reads() -> None:
 
 
 def test_comments_fields_and_spaces() -> None:
-    body = (b": ping\n: OPENROUTER PROCESSING\n\ndata:{\"a\":1}   \n\nid: 7\nretry: 10\nfoo: bar\n"
-            b"data\n\nevent:x\ndata:  two spaces\n\n")
+    body = (
+        b': ping\n: OPENROUTER PROCESSING\n\ndata:{"a":1}   \n\nid: 7\nretry: 10\nfoo: bar\n'
+        b"data\n\nevent:x\ndata:  two spaces\n\n"
+    )
     assert decode(body) == [("message", '{"a":1}   '), ("message", ""), ("x", " two spaces")]
 
 

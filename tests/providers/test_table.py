@@ -34,8 +34,11 @@ def test_a_model_asked_for_never_falls_back_to_the_demo() -> None:
 
     from owltui.providers import ProviderConfigError, resolve_provider
 
-    for model, needle in (("gpt-4.1", "OPENAI_API_KEY"), ("claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
-                          ("foo:bar", "--base-url")):
+    for model, needle in (
+        ("gpt-4.1", "OPENAI_API_KEY"),
+        ("claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+        ("foo:bar", "--base-url"),
+    ):
         with pytest.raises(ProviderConfigError, match=needle):
             resolve_provider(model=model, env={}, probe=lambda url: None)
         with pytest.raises(ProviderConfigError, match=needle):
@@ -54,8 +57,11 @@ def test_a_key_never_goes_to_another_providers_host() -> None:
     with pytest.raises(ProviderConfigError, match="belongs to anthropic"):
         resolve_provider(provider="openai", base_url="https://api.anthropic.com", env=env, probe=None)
     # a base URL with no provider named is OpenAI-compatible: the Anthropic key is not sent there
-    r = resolve_provider(base_url="https://llm.example.com/v1", env={"ANTHROPIC_API_KEY": "sk-ant"},
-                         probe=None)
+    r = resolve_provider(
+        base_url="https://llm.example.com/v1", env={"ANTHROPIC_API_KEY": "sk-ant"}, probe=None
+    )
     assert r.provider == "openai" and r.api_key is None
-    r = resolve_provider(env={"ANTHROPIC_API_KEY": "a", "ANTHROPIC_BASE_URL": "http://proxy:8080"}, probe=None)
+    r = resolve_provider(
+        env={"ANTHROPIC_API_KEY": "a", "ANTHROPIC_BASE_URL": "http://proxy:8080"}, probe=None
+    )
     assert r.provider == "anthropic" and r.api_key == "a"

@@ -20,15 +20,16 @@ from owltui.agent.messages import UserMessage
 from owltui.agent.model import MessageAssembler, ModelRequest, StreamError
 from owltui.providers.openai_compat import OpenAICompatModel
 from owltui.providers.transport import LeanTransport, make_client, proxy_configured, request_head
-
-from .helpers import collect, fast_retry, run
+from tests.providers.helpers import collect, fast_retry, run
 
 REQUEST = ModelRequest(system="s", messages=[UserMessage(text="hi")])
 
 
 def sse(*texts: str) -> bytes:
-    events = [b'data: {"choices":[{"index":0,"delta":{"content":"%s"},"finish_reason":null}]}\n\n' % t.encode()
-              for t in texts]
+    events = [
+        b'data: {"choices":[{"index":0,"delta":{"content":"%s"},"finish_reason":null}]}\n\n' % t.encode()
+        for t in texts
+    ]
     events.append(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
     return b"".join(events)
 
@@ -139,8 +140,9 @@ async def text(m: OpenAICompatModel) -> str:
     return asm.finish().text
 
 
-def texts(url: str, n: int,
-          between: Callable[[OpenAICompatModel, int], Awaitable[None]] | None = None) -> list[str]:
+def texts(
+    url: str, n: int, between: Callable[[OpenAICompatModel, int], Awaitable[None]] | None = None
+) -> list[str]:
     """``n`` calls' texts from one model (its client kept open across them, closed at the end);
     ``between(model, k)`` is awaited after the k-th call."""
     m = model(url)
@@ -178,7 +180,8 @@ def test_a_model_keeps_one_connection_across_calls(served: Callable[..., KeepAli
 
 
 def test_a_body_left_unfinished_closes_the_connection_without_waiting(
-        served: Callable[..., KeepAliveServer]) -> None:
+    served: Callable[..., KeepAliveServer],
+) -> None:
     def respond(conn: socket.socket, n: int) -> bool:
         if n == 1:  # the stream ends ([DONE]) but the body never does: no final chunk
             conn.sendall(HEAD + chunked(sse("first"), end=False))
@@ -218,12 +221,16 @@ def test_a_stale_kept_connection_is_replaced_once(served: Callable[..., KeepAliv
 def test_body_until_close_and_content_length(served: Callable[..., KeepAliveServer]) -> None:
     def respond(conn: socket.socket, n: int) -> bool:
         if n == 1:
-            conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
-                         + sse("until ", "close"))
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+                + sse("until ", "close")
+            )
             return False
         body = sse("with length")
-        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s"
-                     % (len(body), body))
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s"
+            % (len(body), body)
+        )
         return True
 
     server = served(respond)
@@ -257,7 +264,9 @@ def test_idle_timeout_is_per_read(served: Callable[..., KeepAliveServer]) -> Non
     server = served(respond)
 
     async def read(limit: float) -> bytes:
-        async with httpx.AsyncClient(transport=LeanTransport(), timeout=httpx.Timeout(5, read=limit)) as client:
+        async with httpx.AsyncClient(
+            transport=LeanTransport(), timeout=httpx.Timeout(5, read=limit)
+        ) as client:
             async with client.stream("GET", server.url) as resp:
                 return b"".join([chunk async for chunk in resp.aiter_raw()])
 
@@ -291,12 +300,32 @@ def test_proxies_go_through_httpx_own_transport(monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
-def test_tls_verifies_with_the_context_httpx_builds(tmp_path: Path, served: Callable[..., KeepAliveServer],
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tls_verifies_with_the_context_httpx_builds(
+    tmp_path: Path, served: Callable[..., KeepAliveServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
-                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
-                    "-out", str(cert)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
     server = served(lambda conn, n: conn.sendall(HEAD + chunked(sse("secure"))) is None, wrap=ctx)

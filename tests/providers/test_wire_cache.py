@@ -14,15 +14,19 @@ from owltui.providers.base import HTTPModel
 from owltui.providers.openai_compat import OpenAICompatModel
 from owltui.providers.wirejson import encode
 
-TOOLS = [ToolSpec(name=n, description=f"the {n} tool — ✓", parameters={"type": "object", "properties": {}})
-         for n in ("read", "bash", "ls")]
+TOOLS = [
+    ToolSpec(name=n, description=f"the {n} tool — ✓", parameters={"type": "object", "properties": {}})
+    for n in ("read", "bash", "ls")
+]
 CHOICES: list[ToolChoice] = ["auto", "none", "required", ForceTool(tool="ls")]
 
 
 def models(seed: int) -> list[HTTPModel]:
-    return [OpenAICompatModel("gpt-4o", api_key="k", base_url="https://api.openai.com/v1"),
-            OpenAICompatModel("local", base_url="http://127.0.0.1:8080/v1", max_output_tokens=100),
-            AnthropicModel("claude-sonnet-4-5", api_key="k", thinking_budget=2048 if seed % 2 else None)]
+    return [
+        OpenAICompatModel("gpt-4o", api_key="k", base_url="https://api.openai.com/v1"),
+        OpenAICompatModel("local", base_url="http://127.0.0.1:8080/v1", max_output_tokens=100),
+        AnthropicModel("claude-sonnet-4-5", api_key="k", thinking_budget=2048 if seed % 2 else None),
+    ]
 
 
 def deep(n: int) -> list[Any]:
@@ -43,21 +47,36 @@ def random_item(rnd: random.Random, items: list[Item], i: int) -> Item:
             args["n"] = float("nan")
         if rnd.random() < 0.02:
             args["deep"] = deep(150)
-        calls = [ToolCall(id=f"c{i}_{k}", name=rnd.choice(["read", "ls"]), arguments=args)
-                 for k in range(rnd.randint(0, 3))]
-        thinking = [ThinkingBlock(text="plan", signature=rnd.choice([None, "sig"]),
-                                  redacted=rnd.random() < 0.1)] if rnd.random() < 0.3 else []
-        return AssistantMessage(text=rnd.choice(["", "ok", "x\udcff\u0085"]), tool_calls=calls, thinking=thinking,
-                                stop_reason="tool_use" if calls else "stop")
+        calls = [
+            ToolCall(id=f"c{i}_{k}", name=rnd.choice(["read", "ls"]), arguments=args)
+            for k in range(rnd.randint(0, 3))
+        ]
+        thinking = (
+            [ThinkingBlock(text="plan", signature=rnd.choice([None, "sig"]), redacted=rnd.random() < 0.1)]
+            if rnd.random() < 0.3
+            else []
+        )
+        return AssistantMessage(
+            text=rnd.choice(["", "ok", "x\udcff\u0085"]),
+            tool_calls=calls,
+            thinking=thinking,
+            stop_reason="tool_use" if calls else "stop",
+        )
     if r < 0.65:
         last = [it for it in items if isinstance(it, AssistantMessage)]
         if last and last[-1].tool_calls and rnd.random() < 0.9:
             call = rnd.choice(last[-1].tool_calls)
-            return ToolResult(call_id=call.id, name=call.name, content=rnd.choice(["", "ok", "err \ud800", "x" * 300]),
-                              is_error=rnd.random() < 0.3)
+            return ToolResult(
+                call_id=call.id,
+                name=call.name,
+                content=rnd.choice(["", "ok", "err \ud800", "x" * 300]),
+                is_error=rnd.random() < 0.3,
+            )
         return ToolResult(call_id="stray", name="grep", content="stray")
-    return UserMessage(text=rnd.choice(["", "go on", "more\u2029"]),
-                       lane=rnd.choice(["user", "steer", "aside", "follow_up", "notice"]))
+    return UserMessage(
+        text=rnd.choice(["", "go on", "more\u2029"]),
+        lane=rnd.choice(["user", "steer", "aside", "follow_up", "notice"]),
+    )
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -69,16 +88,23 @@ def test_cached_bytes_equal_whole_encoding_on_long_mixed_histories(seed: int) ->
             items.append(random_item(rnd, items, i))
             r = rnd.random()
             if r < 0.01:  # compaction: a new view, summary first
-                items = [UserMessage(text="Summary", lane="notice", source="system"), *items[rnd.randint(0, len(items)):]]
+                items = [
+                    UserMessage(text="Summary", lane="notice", source="system"),
+                    *items[rnd.randint(0, len(items)) :],
+                ]
             elif r < 0.02:  # rewound in place, then new items
-                del items[rnd.randint(0, len(items)):]
+                del items[rnd.randint(0, len(items)) :]
                 items.append(UserMessage(text=f"again {i}"))
             if rnd.random() < 0.4:
                 continue
             tools = rnd.choice([TOOLS, TOOLS, list(reversed(TOOLS)), []])
-            request = ModelRequest(system=rnd.choice(["You are OwlTUI — ok", "", "other"]), messages=items,
-                                   tools=tools, tool_choice=rnd.choice(CHOICES),
-                                   max_output_tokens=rnd.choice([None, 512]))
+            request = ModelRequest(
+                system=rnd.choice(["You are OwlTUI — ok", "", "other"]),
+                messages=items,
+                tools=tools,
+                tool_choice=rnd.choice(CHOICES),
+                max_output_tokens=rnd.choice([None, 512]),
+            )
             assert model.encode_body(request) == encode(model.build_body(request)), (seed, i, model.name)
 
 
@@ -88,8 +114,11 @@ def test_several_histories_on_one_model_and_the_loop_shape() -> None:
         b: list[Item] = [UserMessage(text="sub")]
         for i in range(60):
             for items in (a, b):
-                items.append(AssistantMessage(text=f"s{i}", tool_calls=[ToolCall(id=f"c{i}", name="ls")],
-                                              stop_reason="tool_use"))
+                items.append(
+                    AssistantMessage(
+                        text=f"s{i}", tool_calls=[ToolCall(id=f"c{i}", name="ls")], stop_reason="tool_use"
+                    )
+                )
                 items.append(ToolResult(call_id=f"c{i}", name="ls", content=f"file{i}"))
                 request = ModelRequest(system="s", messages=items, tools=TOOLS)
                 assert model.encode_body(request) == encode(model.build_body(request))
@@ -115,12 +144,16 @@ def test_each_turn_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
     items: list[Item] = [UserMessage(text="go")]
     sizes = []
     for i in range(50):
-        items.append(AssistantMessage(text="", tool_calls=[ToolCall(id=f"c{i}", name="ls")], stop_reason="tool_use"))
+        items.append(
+            AssistantMessage(text="", tool_calls=[ToolCall(id=f"c{i}", name="ls")], stop_reason="tool_use")
+        )
         items.append(ToolResult(call_id=f"c{i}", name="ls", content="x"))
         calls.clear()
         model.encode_body(ModelRequest(system="s", messages=items, tools=TOOLS))
         sizes.append(len(calls))
-    assert sizes[0] > 4 and max(sizes[1:]) == 4  # head, tool choice, the new assistant message, the new result
+    assert (
+        sizes[0] > 4 and max(sizes[1:]) == 4
+    )  # head, tool choice, the new assistant message, the new result
 
 
 def test_a_failing_cache_starts_over_and_the_request_is_still_right(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,14 +22,23 @@ def home(tmp_path: Path) -> Path:
 
 
 def git_env(home: Path) -> dict[str, str]:
-    return {"PATH": os.environ["PATH"], "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1",
-            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-            "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "LC_ALL": "C",
+    }
 
 
 def git(repo: Path, home: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, env=git_env(home), check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", *args], cwd=repo, env=git_env(home), check=True, capture_output=True, text=True
+    ).stdout
 
 
 def make_repo(path: Path, home: Path, files: dict[str, str]) -> Path:
@@ -85,7 +94,9 @@ def shell(ws: Path, command: str) -> None:
 
 # ---- the turn of the issue -------------------------------------------------------------------
 @pytest.mark.parametrize("g_existed", [False, True])
-def test_turn_with_edit_write_and_shell_command_is_rewound(tmp_path: Path, home: Path, g_existed: bool) -> None:
+def test_turn_with_edit_write_and_shell_command_is_rewound(
+    tmp_path: Path, home: Path, g_existed: bool
+) -> None:
     files = {"src/app.py": "print('hello')\n", "README.md": "# app\n"}
     if g_existed:
         files["g.txt"] = "old g\n"
@@ -143,8 +154,9 @@ def test_user_repository_is_never_touched(tmp_path: Path, home: Path) -> None:
     assert git(ws, home, "rev-parse", "HEAD") == head
 
 
-def test_environment_git_variables_do_not_leak_in(tmp_path: Path, home: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_environment_git_variables_do_not_leak_in(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ws = make_repo(tmp_path / "ws", home, {"a.txt": "a\n"})
     dotgit = tree_digest(ws / ".git")
     monkeypatch.setenv("GIT_DIR", str(ws / ".git"))
@@ -163,16 +175,20 @@ def test_hostile_attributes_config_and_hooks_never_run(tmp_path: Path, home: Pat
     markers = tmp_path / "markers"
     markers.mkdir()
     script = tmp_path / "evil.sh"
-    script.write_text(f"#!/bin/sh\ntouch {markers}/$(basename \"$0\")-$$\ncat\n")
+    script.write_text(f'#!/bin/sh\ntouch {markers}/$(basename "$0")-$$\ncat\n')
     script.chmod(0o755)
     ws = make_repo(tmp_path / "ws", home, {"a.txt": "plain\n"})
     crlf = b"line one\r\nline two\r\n$Id$\r\n"
     (ws / "crlf.txt").write_bytes(crlf)
     (ws / "lf.txt").write_bytes(b"one\ntwo\n$Id$\n")
-    (ws / ".gitattributes").write_text("* filter=evil ident\n*.txt text eol=crlf working-tree-encoding=UTF-16\n")
+    (ws / ".gitattributes").write_text(
+        "* filter=evil ident\n*.txt text eol=crlf working-tree-encoding=UTF-16\n"
+    )
     # the user's repository config and hooks, and their global config, all try to run evil.sh
-    evil = (f"[core]\n\tfsmonitor = {script}\n[filter \"evil\"]\n\tclean = {script}\n\tsmudge = {script}\n"
-            f"\trequired = true\n[diff \"evil\"]\n\ttextconv = {script}\n")
+    evil = (
+        f'[core]\n\tfsmonitor = {script}\n[filter "evil"]\n\tclean = {script}\n\tsmudge = {script}\n'
+        f'\trequired = true\n[diff "evil"]\n\ttextconv = {script}\n'
+    )
     with open(ws / ".git" / "config", "a") as fh:
         fh.write(evil)
     (home / ".gitconfig").write_text(evil + f"[core]\n\thooksPath = {ws / '.git' / 'hooks'}\n")
@@ -180,8 +196,15 @@ def test_hostile_attributes_config_and_hooks_never_run(tmp_path: Path, home: Pat
     (home / ".config" / "git" / "config").write_text(evil)
     hooks = ws / ".git" / "hooks"
     hooks.mkdir(exist_ok=True)
-    for name in ("post-index-change", "post-checkout", "pre-commit", "post-commit", "reference-transaction",
-                 "pre-auto-gc", "fsmonitor-watchman"):
+    for name in (
+        "post-index-change",
+        "post-checkout",
+        "pre-commit",
+        "post-commit",
+        "reference-transaction",
+        "pre-auto-gc",
+        "fsmonitor-watchman",
+    ):
         (hooks / name).write_text(f"#!/bin/sh\ntouch {markers}/hook-{name}\n")
         (hooks / name).chmod(0o755)
     before = listing(ws)
@@ -296,8 +319,9 @@ def test_non_git_workspace(tmp_path: Path, home: Path) -> None:
 
 
 def test_workspace_inside_a_repository_honours_its_rules_and_stays_inside(tmp_path: Path, home: Path) -> None:
-    repo = make_repo(tmp_path / "repo", home, {".gitignore": "pkg/secret*\n", "top.txt": "top\n",
-                                               "pkg/a.txt": "a\n"})
+    repo = make_repo(
+        tmp_path / "repo", home, {".gitignore": "pkg/secret*\n", "top.txt": "top\n", "pkg/a.txt": "a\n"}
+    )
     ws = repo / "pkg"
     (ws / "secret.env").write_text("KEY=1\n")
     (repo / ".git" / "info" / "exclude").write_text("*.tmp\n")
@@ -305,8 +329,11 @@ def test_workspace_inside_a_repository_honours_its_rules_and_stays_inside(tmp_pa
     dotgit = tree_digest(repo / ".git")
     store = store_for(ws, tmp_path, home)
     cp = store.checkpoint("t1", "x")
-    shell(ws, "echo b > a.txt && echo S > secret.env && echo T > scratch.tmp && echo new > n.txt "
-              "&& echo changed > ../top.txt")
+    shell(
+        ws,
+        "echo b > a.txt && echo S > secret.env && echo T > scratch.tmp && echo new > n.txt "
+        "&& echo changed > ../top.txt",
+    )
 
     assert store.changed_since(cp.id) == ["a.txt", "n.txt"]
     assert store.restore(cp.id) == ["a.txt", "n.txt"]
@@ -457,8 +484,9 @@ def test_checkpoints_survive_reopening_the_store(tmp_path: Path, home: Path) -> 
     # the JSON list lost: rebuilt from the commits in the shadow store
     (tmp_path / "session" / "abc123" / "checkpoints.git" / "checkpoints.json").unlink()
     rebuilt = store_for(ws, tmp_path, home)
-    assert [(c.id, c.prompt, c.at, c.tree, c.leaf) for c in rebuilt.list()] == \
-        [(c.id, c.prompt, c.at, c.tree, c.leaf) for c in listed]
+    assert [(c.id, c.prompt, c.at, c.tree, c.leaf) for c in rebuilt.list()] == [
+        (c.id, c.prompt, c.at, c.tree, c.leaf) for c in listed
+    ]
     assert rebuilt.restore("t2") == ["a.txt"]
 
 

@@ -15,13 +15,48 @@ from owltui.session.commands.table import rpc_commands
 from owltui.ui.host import LocalRuntime
 
 ROOT = Path(__file__).resolve().parents[2]
-SLASH = ["followup", "pause", "resume", "queue", "now", "require", "model", "sessions", "new", "compact", "init", "undo",
-         "rewind", "mcp", "theme", "help", "quit"]
+SLASH = [
+    "followup",
+    "pause",
+    "resume",
+    "queue",
+    "now",
+    "require",
+    "model",
+    "sessions",
+    "new",
+    "compact",
+    "init",
+    "undo",
+    "rewind",
+    "mcp",
+    "theme",
+    "help",
+    "quit",
+]
 # CONTRACTS section 2, in its order (plus `shell`, issue 13: what `!command` runs; the queue commands,
 # checkpoints, rewind and mcp_status of section 6)
-RPC = ["prompt", "steer", "follow_up", "aside", "shell", "abort", "queue_edit", "queue_remove", "queue_move",
-       "pause", "resume", "require_tool", "clear_requirement", "approve", "get_state", "checkpoints", "rewind",
-       "mcp_status", "quit"]
+RPC = [
+    "prompt",
+    "steer",
+    "follow_up",
+    "aside",
+    "shell",
+    "abort",
+    "queue_edit",
+    "queue_remove",
+    "queue_move",
+    "pause",
+    "resume",
+    "require_tool",
+    "clear_requirement",
+    "approve",
+    "get_state",
+    "checkpoints",
+    "rewind",
+    "mcp_status",
+    "quit",
+]
 
 
 class Front:
@@ -107,7 +142,9 @@ def test_slash_parsing() -> None:
 def test_pause_resume_words_and_data() -> None:
     c = commands()
     first = c.slash("/pause")
-    assert first is not None and first.ok and first.data == {"changed": True, "frozen": True} and not first.text
+    assert (
+        first is not None and first.ok and first.data == {"changed": True, "frozen": True} and not first.text
+    )
     again = c.rpc("pause", {})
     assert again.ok and again.data == {"changed": False, "frozen": True} and again.text == "already paused"
     assert c.call("resume").data == {"changed": True}
@@ -147,9 +184,11 @@ def test_unknown_unavailable_and_bad_fields() -> None:
     assert c.rpc("dance", {}).text.startswith("unknown command 'dance'; known: prompt, steer")
     assert c.rpc("model", {}).text.startswith("unknown command 'model'")  # slash only
     assert c.rpc("abort", {"clear_queue": "yes"}).text == "'clear_queue' must be true or false"
-    assert c.rpc("approve", {"call_id": "x", "decision": "maybe"}).text == \
-        "'decision' must be \"allow\", \"deny\" or \"always\""
-    assert c.rpc("prompt", {"text": "go", "as": "aside"}).text == "'as' must be \"steer\" or \"follow_up\""
+    assert (
+        c.rpc("approve", {"call_id": "x", "decision": "maybe"}).text
+        == '\'decision\' must be "allow", "deny" or "always"'
+    )
+    assert c.rpc("prompt", {"text": "go", "as": "aside"}).text == '\'as\' must be "steer" or "follow_up"'
     nobody = c.rpc("approve", {"call_id": "x", "decision": "allow"})
     assert not nobody.ok and nobody.text == "no approval request 'x' is waiting"
     model = c.slash("/model other")
@@ -176,8 +215,11 @@ async def test_prompt_queues_while_running_and_new_session_clears() -> None:
         steered = c.send("steer me")
         assert steered.data == {"queued": "steer", "queue_id": rt.inbox.items("steer")[0].id}
         assert c.send("after", "follow_up").ok
-        assert {lane: rt.inbox.texts(lane) for lane in ("steer", "follow_up", "aside")} == \
-            {"steer": ["steer me"], "follow_up": ["after"], "aside": []}
+        assert {lane: rt.inbox.texts(lane) for lane in ("steer", "follow_up", "aside")} == {
+            "steer": ["steer me"],
+            "follow_up": ["after"],
+            "aside": [],
+        }
         refused = c.slash("/new")
         assert refused is not None and refused.text == "a run is going: abort it (Esc) before /new"
         assert c.call("abort", clear_queue=True).data == {"aborted": True}
@@ -236,7 +278,9 @@ def test_a_slash_line_is_a_command_only_if_it_names_one() -> None:
 
 
 @pytest.mark.anyio
-async def test_send_attaches_mentions_and_routes_bang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_send_attaches_mentions_and_routes_bang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "notes.txt").write_text("buy milk\n")
     gate = anyio.Event()
@@ -256,10 +300,12 @@ async def test_send_attaches_mentions_and_routes_bang(tmp_path: Path, monkeypatc
         gate.set()
         await rt.agent.wait_idle()
     first_view = [getattr(m, "text", "") for m in model.views[0]]
-    assert first_view == ['what is in @notes.txt and @missing.txt?\n\n<file path="notes.txt">\n     1\tbuy milk\n</file>']
+    assert first_view == [
+        'what is in @notes.txt and @missing.txt?\n\n<file path="notes.txt">\n     1\tbuy milk\n</file>'
+    ]
     second_view = [getattr(m, "text", "") for m in model.views[1]]
     assert second_view[-2].startswith("The user ran a shell command:\n$ echo from the shell\nfrom the shell")
-    assert second_view[-1].startswith("and @notes.txt again\n\n<file path=\"notes.txt\">")
+    assert second_view[-1].startswith('and @notes.txt again\n\n<file path="notes.txt">')
 
 
 @pytest.mark.anyio
@@ -272,4 +318,7 @@ async def test_init_is_refused_while_a_run_goes_or_without_write() -> None:
         gate.set()
         await rt.agent.wait_idle()
         nowrite = c.slash("/init")
-        assert nowrite is not None and nowrite.text == "/init needs the write tool, which this agent does not have"
+        assert (
+            nowrite is not None
+            and nowrite.text == "/init needs the write tool, which this agent does not have"
+        )

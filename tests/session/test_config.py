@@ -28,8 +28,11 @@ def test_defaults_without_a_file(tmp_path: Path) -> None:
 
 
 def test_precedence_file_then_env_then_flags(tmp_path: Path) -> None:
-    _write(tmp_path, 'provider = "openai"\nmodel = "m-file"\nmax_rounds = 10\nsteering = "immediate"\n'
-                     'theme = "owl-light"\nstream_idle_timeout = 30\n[keys]\npause = "ctrl+p"\n')
+    _write(
+        tmp_path,
+        'provider = "openai"\nmodel = "m-file"\nmax_rounds = 10\nsteering = "immediate"\n'
+        'theme = "owl-light"\nstream_idle_timeout = 30\n[keys]\npause = "ctrl+p"\n',
+    )
     env = _env(tmp_path, OWLTUI_MAX_ROUNDS="20", OWLTUI_MODEL="m-env")
     cfg = load_config(env)
     assert (cfg.provider, cfg.model, cfg.max_rounds, cfg.steering) == ("openai", "m-env", 20, "immediate")

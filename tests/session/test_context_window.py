@@ -24,15 +24,19 @@ def _env(tmp_path: Path, config: str = "") -> dict[str, str]:
     if config:
         (tmp_path / "cfg" / "owltui").mkdir(parents=True, exist_ok=True)
         (tmp_path / "cfg" / "owltui" / "config.toml").write_text(config)
-    return {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data"),
-            "HOME": str(tmp_path)}
+    return {
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "HOME": str(tmp_path),
+    }
 
 
 def _build(tmp_path: Path, model: Any = None, config: str = "", **opts: Any):
     ws = tmp_path / "ws"
     ws.mkdir(parents=True, exist_ok=True)
-    return build_runtime(Options(workspace=ws, **opts), model=model or ScriptedModel([]),
-                         env=_env(tmp_path, config))
+    return build_runtime(
+        Options(workspace=ws, **opts), model=model or ScriptedModel([]), env=_env(tmp_path, config)
+    )
 
 
 class CatalogModel(ScriptedModel):
@@ -70,8 +74,12 @@ async def test_manual_compact_is_a_compaction_event(tmp_path: Path) -> None:
         await rt.wait_settled()
         await rt.compact()
     (done,) = [e for e in events if e.type == "compaction"]
-    assert done.wire() == {"type": "compaction", "reason": "manual", "tokens_before": done.tokens_before,
-                           "tokens_after": done.tokens_after}
+    assert done.wire() == {
+        "type": "compaction",
+        "reason": "manual",
+        "tokens_before": done.tokens_before,
+        "tokens_after": done.tokens_after,
+    }
     assert done.tokens_before is not None and done.tokens_after is not None
     assert done.tokens_after < done.tokens_before
 

@@ -17,8 +17,11 @@ SECRET = "sk-proj-abcdefghijklmnop0123456789"
 
 
 def env(tmp_path: Path) -> dict[str, str]:
-    return {"XDG_DATA_HOME": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-            "HOME": str(tmp_path)}
+    return {
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "HOME": str(tmp_path),
+    }
 
 
 def test_persisted_per_workspace_with_consecutive_repeats_once(tmp_path: Path) -> None:
@@ -64,8 +67,11 @@ def test_secrets_are_scrubbed_and_damage_is_skipped(tmp_path: Path) -> None:
     with h.path.open("a") as fh:
         fh.write("{not json\n[1, 2]\n")
     h.add("after the damage")
-    assert h.entries() == ["use the key [REDACTED] please",
-                           "curl -H 'Authorization: Bearer [REDACTED]' x", "after the damage"]
+    assert h.entries() == [
+        "use the key [REDACTED] please",
+        "curl -H 'Authorization: Bearer [REDACTED]' x",
+        "after the damage",
+    ]
     assert SECRET not in h.path.read_text()
 
 
@@ -79,8 +85,11 @@ def test_an_unwritable_place_is_not_an_error(tmp_path: Path) -> None:
 def test_the_runtime_offers_it_with_its_redactor(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    rt = build_runtime(Options(workspace=ws, no_session=True), model=ScriptedModel([]),
-                       env={**env(tmp_path), "OPENAI_API_KEY": SECRET})
+    rt = build_runtime(
+        Options(workspace=ws, no_session=True),
+        model=ScriptedModel([]),
+        env={**env(tmp_path), "OPENAI_API_KEY": SECRET},
+    )
     rt.input_history.add(f"the key is {SECRET}")
     assert rt.input_history is rt.input_history
     assert InputHistory(ws, env=env(tmp_path)).entries() == ["the key is [REDACTED]"]

@@ -62,7 +62,10 @@ def test_trailing_punctuation_and_what_is_left_as_text(ws: Path) -> None:
     assert e.attached == ["src/app.py", "README.md"]
     e = expand_mentions("ask @bob about @nope/missing.py and @ghost.txt", ws)
     assert e.attachments == [] and e.text == e.typed  # nothing attached: the text goes as typed
-    assert e.notes == ["@nope/missing.py: no such file; left as text", "@ghost.txt: no such file; left as text"]
+    assert e.notes == [
+        "@nope/missing.py: no such file; left as text",
+        "@ghost.txt: no such file; left as text",
+    ]
 
 
 # ---- what is attached ----------------------------------------------------------------------------
@@ -84,7 +87,9 @@ def test_encodings_and_long_files_page_like_read(ws: Path) -> None:
     latin, long = (a.body for a in e.attachments)
     assert "café" in latin and "Windows-1252" in latin and "CRLF" in latin
     assert "  1998\tline 1998" in long and "line 1999" not in long  # read's page: under 2,000 lines
-    assert long.endswith('[Showing lines 1-1998 of 3000. The rest: read {"path": "long.txt", "offset": 1999}.]')
+    assert long.endswith(
+        '[Showing lines 1-1998 of 3000. The rest: read {"path": "long.txt", "offset": 1999}.]'
+    )
 
 
 def test_directory_listing_binary_and_duplicates(ws: Path) -> None:
@@ -135,14 +140,24 @@ def test_relative_paths_stay_inside_absolute_ones_may_not(ws: Path, tmp_path: Pa
     outside.write_text("out there\n")
     e = expand_mentions("@../outside.txt", ws)
     assert e.attachments == [] and e.notes == [
-        "@../outside.txt: outside the workspace; name it by its absolute path to attach it"]
+        "@../outside.txt: outside the workspace; name it by its absolute path to attach it"
+    ]
     e = expand_mentions(f"@{outside}", ws)
     assert e.attached == [str(outside)] and "out there" in e.text
 
 
 # ---- completion ----------------------------------------------------------------------------------
-PATHS = ["README.md", "docs/readme-old.md", "src/owltui/main.py", "src/owltui/domain.py",
-         "tests/test_main.py", "src/owltui/ui/main_window.py", "src/", "src/owltui/", "docs/"]
+PATHS = [
+    "README.md",
+    "docs/readme-old.md",
+    "src/owltui/main.py",
+    "src/owltui/domain.py",
+    "tests/test_main.py",
+    "src/owltui/ui/main_window.py",
+    "src/",
+    "src/owltui/",
+    "docs/",
+]
 
 
 def test_rank_paths_with_rapidfuzz() -> None:
@@ -186,13 +201,13 @@ def test_print_mode_sends_the_file(tmp_path: Path, ws: Path) -> None:
         assert r.returncode == 0, r.stderr
         assert r.stdout == "It prints hi.\n"
         content = fake.requests[0]["messages"][-1]["content"]
-        assert content.startswith("what does @src/app.py do? see also @nope.py\n\n<file path=\"src/app.py\">\n")
+        assert content.startswith('what does @src/app.py do? see also @nope.py\n\n<file path="src/app.py">\n')
         assert '     2\t    print("hi")' in content and content.endswith("</file>")
         assert "@nope.py: no such file; left as text" in r.stderr
         r = run_cli(["-p", "!ls @src", *openai_args(fake.url)], env, ws)  # ! is text in print mode
         assert r.returncode == 0, r.stderr
         content = fake.requests[1]["messages"][-1]["content"]
-        assert content.startswith("!ls @src\n\n<directory path=\"src/\">\napp.py\n</directory>")
+        assert content.startswith('!ls @src\n\n<directory path="src/">\napp.py\n</directory>')
     finally:
         fake.close()
 

@@ -21,8 +21,7 @@ from owltui.session.rewind import STORE_NAME
 from owltui.session.rewind_listing import skipped_note
 from owltui.session.runtime import Options, Runtime, build_runtime
 from owltui.session.store import SessionStore
-
-from .test_command_layer import Front
+from tests.session.test_command_layer import Front
 
 pytestmark = pytest.mark.anyio
 
@@ -35,8 +34,12 @@ def _open_gate() -> Any:
 
 
 def _env(tmp_path: Path, config: str = "") -> dict[str, str]:
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "HOME": str(tmp_path), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    env = {
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "HOME": str(tmp_path),
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+    }
     if config:
         path = tmp_path / "cfg" / "owltui" / "config.toml"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -44,13 +47,15 @@ def _env(tmp_path: Path, config: str = "") -> dict[str, str]:
     return env
 
 
-def _build(tmp_path: Path, steps: list[Step], *, config: str = "", warn: Any = None,
-           **opts: Any) -> tuple[Runtime, ScriptedModel]:
+def _build(
+    tmp_path: Path, steps: list[Step], *, config: str = "", warn: Any = None, **opts: Any
+) -> tuple[Runtime, ScriptedModel]:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     model = ScriptedModel(steps)
-    rt = build_runtime(Options(workspace=ws, yes=True, **opts), model=model, env=_env(tmp_path, config),
-                       warn=warn)
+    rt = build_runtime(
+        Options(workspace=ws, yes=True, **opts), model=model, env=_env(tmp_path, config), warn=warn
+    )
     return rt, model
 
 
@@ -58,10 +63,16 @@ def _texts(view: list[Any]) -> str:
     return "\n".join(getattr(i, "text", "") or getattr(i, "content", "") for i in view)
 
 
-EDIT_TURN = [Step(calls=[Call("edit", {"path": "a.txt", "old_text": "one", "new_text": "ONE"}),
-                         Call("write", {"path": "b.txt", "content": "new file\n"}),
-                         Call("bash", {"command": "echo x > g.txt"})]),
-             Step(text="changed three files")]
+EDIT_TURN = [
+    Step(
+        calls=[
+            Call("edit", {"path": "a.txt", "old_text": "one", "new_text": "ONE"}),
+            Call("write", {"path": "b.txt", "content": "new file\n"}),
+            Call("bash", {"command": "echo x > g.txt"}),
+        ]
+    ),
+    Step(text="changed three files"),
+]
 
 
 async def _run(rt: Runtime, text: str) -> None:
@@ -75,8 +86,9 @@ async def test_rewind_files_and_conversation(tmp_path: Path, no_session: bool) -
     ws.mkdir()
     (ws / "a.txt").write_text("one\ntwo\n")
     (ws / "g.txt").write_text("g before\n")
-    rt, model = _build(tmp_path, [Step(text="looked"), *EDIT_TURN, Step(text="fresh answer")],
-                       no_session=no_session)
+    rt, model = _build(
+        tmp_path, [Step(text="looked"), *EDIT_TURN, Step(text="fresh answer")], no_session=no_session
+    )
     async with rt:
         await _run(rt, "look around")
         await _run(rt, "change the files")
@@ -106,8 +118,12 @@ async def test_rewind_files_and_conversation(tmp_path: Path, no_session: bool) -
     text = rt.store.path.read_text()
     assert "changed three files" in text and '"type":"branch"' in text.replace(" ", "")
     again = SessionStore.open(rt.store.path)
-    assert [getattr(i, "text", "") for i in again.items()] == ["look around", "looked", "start over",
-                                                               "fresh answer"]
+    assert [getattr(i, "text", "") for i in again.items()] == [
+        "look around",
+        "looked",
+        "start over",
+        "fresh answer",
+    ]
     again.close()
 
 
@@ -116,8 +132,12 @@ async def test_follow_ups_get_their_own_checkpoint_and_undo(tmp_path: Path) -> N
     ws.mkdir()
     (ws / "a.txt").write_text("one\n")
     hold = anyio.Event()
-    steps = [Step(text="first", gate=hold), Step(calls=[Call("write", {"path": "a.txt", "content": "two\n"})]),
-             Step(text="wrote"), Step(text="noted")]
+    steps = [
+        Step(text="first", gate=hold),
+        Step(calls=[Call("write", {"path": "a.txt", "content": "two\n"})]),
+        Step(text="wrote"),
+        Step(text="noted"),
+    ]
     rt, model = _build(tmp_path, steps)
     async with rt:
         c = Commands(rt, Front())
@@ -186,7 +206,9 @@ async def test_config_switches(tmp_path: Path) -> None:
     assert rt.agent.config.follow_up_mode == "all"
     refused = Commands(rt, Front()).call("checkpoints")
     assert not refused.ok and "not taken" in refused.text
-    rt2, _ = _build(tmp_path, [], config="checkpoint_max_file_bytes = 10\n", no_session=True, interactive=False)
+    rt2, _ = _build(
+        tmp_path, [], config="checkpoint_max_file_bytes = 10\n", no_session=True, interactive=False
+    )
     assert rt2.checkpoints is None  # print mode without a session: nothing could rewind them
     rt3, _ = _build(tmp_path, [], config="checkpoint_max_file_bytes = 10\n")
     assert rt3.checkpoints is not None and rt3.checkpoints.max_file_bytes == 10
@@ -222,10 +244,17 @@ def test_skipped_note() -> None:
     from owltui.session.checkpoints import Skipped
 
     assert skipped_note([]) == ""
-    note = skipped_note([Skipped("big.bin", "too large", 6_000_000), Skipped("vendor/lib", "repository"),
-                         *(Skipped(f"d{i}/", "ignored") for i in range(6))])
-    assert note == ("not restored - too large: big.bin 6.0 MB; nested repositories: vendor/lib; "
-                    "ignored: d0/, d1/, d2/, d3/ and 2 more")
+    note = skipped_note(
+        [
+            Skipped("big.bin", "too large", 6_000_000),
+            Skipped("vendor/lib", "repository"),
+            *(Skipped(f"d{i}/", "ignored") for i in range(6)),
+        ]
+    )
+    assert note == (
+        "not restored - too large: big.bin 6.0 MB; nested repositories: vendor/lib; "
+        "ignored: d0/, d1/, d2/, d3/ and 2 more"
+    )
 
 
 async def test_the_snapshot_overlaps_the_model_call_and_holds_the_first_tool(tmp_path: Path) -> None:

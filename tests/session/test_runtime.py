@@ -19,8 +19,11 @@ pytestmark = pytest.mark.anyio
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    return {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data"),
-            "HOME": str(tmp_path)}
+    return {
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "HOME": str(tmp_path),
+    }
 
 
 def _build(tmp_path: Path, steps: list[Step], **opts: object) -> tuple[Runtime, ScriptedModel, list[Event]]:
@@ -64,9 +67,11 @@ async def test_gate_events(tmp_path: Path) -> None:
 
 
 async def test_finished_job_wakes_the_agent(tmp_path: Path) -> None:
-    steps = [Step(calls=[Call("bash", {"command": "echo begin; sleep 0.5; echo end", "timeout": 0.1})]),
-             Step(text="It runs in the background."),
-             Step(text="The job is done.")]
+    steps = [
+        Step(calls=[Call("bash", {"command": "echo begin; sleep 0.5; echo end", "timeout": 0.1})]),
+        Step(text="It runs in the background."),
+        Step(text="The job is done."),
+    ]
     rt, model, events = _build(tmp_path, steps, yes=True)
     async with rt:
         rt.agent.prompt("start it")
@@ -80,7 +85,6 @@ async def test_finished_job_wakes_the_agent(tmp_path: Path) -> None:
     aside = items[-2]
     assert getattr(aside, "lane", None) == "aside" and "exit code 0" in aside.text  # type: ignore[union-attr]
     assert getattr(items[-1], "text", None) == "The job is done."
-
 
 
 async def test_interactive_approval(tmp_path: Path) -> None:
@@ -166,8 +170,9 @@ async def test_continue_loads_history(tmp_path: Path) -> None:
 
 
 async def test_compact_and_new_session(tmp_path: Path) -> None:
-    rt, model, _ = _build(tmp_path, [Step(text="answer one"), Step(text="The user asked one thing."),
-                                      Step(text="answer two")])
+    rt, model, _ = _build(
+        tmp_path, [Step(text="answer one"), Step(text="The user asked one thing."), Step(text="answer two")]
+    )
     async with rt:
         rt.agent.prompt("question one")
         await rt.wait_settled()
@@ -178,8 +183,11 @@ async def test_compact_and_new_session(tmp_path: Path) -> None:
         rt.agent.prompt("question two")
         await rt.wait_settled()
         view = [getattr(m, "text", "") for m in rt.agent.history.model_view()]
-        assert view == ["Summary of the earlier conversation:\nThe user asked one thing.", "question two",
-                        "answer two"]
+        assert view == [
+            "Summary of the earlier conversation:\nThe user asked one thing.",
+            "question two",
+            "answer two",
+        ]
         first = rt.session_id
         rt.new_session()
         assert rt.session_id != first and list(rt.agent.history.items()) == []

@@ -33,9 +33,14 @@ URL_PASSWORD = "pw-e2e-url-secret-987654"
 
 # ---- the redactor ----------------------------------------------------------------------------------
 def test_secrets_from_env_and_url_credentials() -> None:
-    env = {"OPENAI_API_KEY": OPENAI_KEY, "GITHUB_TOKEN": GH_TOKEN, "SHORT_TOKEN": "abc",
-           "MY_KEYRING_PATH": "/home/me/.keyring/with/slashes", "HOME": "/home/me",
-           "OPENAI_BASE_URL": f"https://me:{URL_PASSWORD}@proxy.example/v1"}
+    env = {
+        "OPENAI_API_KEY": OPENAI_KEY,
+        "GITHUB_TOKEN": GH_TOKEN,
+        "SHORT_TOKEN": "abc",
+        "MY_KEYRING_PATH": "/home/me/.keyring/with/slashes",
+        "HOME": "/home/me",
+        "OPENAI_BASE_URL": f"https://me:{URL_PASSWORD}@proxy.example/v1",
+    }
     found = secrets_from_env(env)
     assert OPENAI_KEY in found and GH_TOKEN in found and URL_PASSWORD in found
     assert "abc" not in found and "/home/me" not in found and not any("keyring" in s for s in found)
@@ -45,8 +50,10 @@ def test_secrets_from_env_and_url_credentials() -> None:
 
 def test_scrub_values_patterns_and_urls() -> None:
     r = Redactor.from_env({"OPENAI_API_KEY": OPENAI_KEY}, [f"http://bob:{URL_PASSWORD}@10.0.0.1:8080/v1"])
-    text = (f"key {OPENAI_KEY}; url http://bob:{URL_PASSWORD}@10.0.0.1:8080/v1; other https://al:x1@h/p; "
-            "Authorization: Bearer abcdefghijkl; x-api-key: zzzzzzzzzz; sk-ant-api03-abcdefghijklmnopqrst")
+    text = (
+        f"key {OPENAI_KEY}; url http://bob:{URL_PASSWORD}@10.0.0.1:8080/v1; other https://al:x1@h/p; "
+        "Authorization: Bearer abcdefghijkl; x-api-key: zzzzzzzzzz; sk-ant-api03-abcdefghijklmnopqrst"
+    )
     clean = r.scrub(text)
     for secret in (OPENAI_KEY, URL_PASSWORD, "x1@", "abcdefghijkl", "zzzzzzzzzz", "api03"):
         assert secret not in clean
@@ -98,14 +105,23 @@ def test_output_sink_scrubs_secrets_split_between_reads_and_its_spill_file(tmp_p
 def test_runtime_hands_tools_the_sandbox_and_the_redactor(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "HOME": str(tmp_path), "OPENAI_API_KEY": OPENAI_KEY}
+    env = {
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "HOME": str(tmp_path),
+        "OPENAI_API_KEY": OPENAI_KEY,
+    }
     (tmp_path / "cfg" / "owltui").mkdir(parents=True)
     (tmp_path / "cfg" / "owltui" / "config.toml").write_text(
-        'sandbox = "read-only"\nsandbox_writable = ["/opt/x"]\nsandbox_network = false\nenv_keep = ["GH_*"]\n')
+        'sandbox = "read-only"\nsandbox_writable = ["/opt/x"]\nsandbox_network = false\nenv_keep = ["GH_*"]\n'
+    )
     warnings: list[str] = []
-    rt = build_runtime(Options(workspace=ws, sandbox="workspace-write", interactive=False),
-                       model=ScriptedModel([Step(text="hi")]), env=env, warn=warnings.append)
+    rt = build_runtime(
+        Options(workspace=ws, sandbox="workspace-write", interactive=False),
+        model=ScriptedModel([Step(text="hi")]),
+        env=env,
+        warn=warnings.append,
+    )
     services = rt.agent.config.services
     policy = services["sandbox"]
     assert isinstance(policy, SandboxPolicy) and policy is rt.sandbox
@@ -132,9 +148,12 @@ def test_keys_absent_from_data_dir_jsonl_and_requests_after_env(fake: FakeOpenAI
     (ws / "notes.txt").write_text(f"the key is {OPENAI_KEY}\n")  # a file holding the key in use
     env = cli_env(tmp_path, OPENAI_API_KEY=OPENAI_KEY, ANTHROPIC_API_KEY=ANTHROPIC_KEY, GITHUB_TOKEN=GH_TOKEN)
     command = "env; cat notes.txt; seq 1 60000; env; cat notes.txt"  # large: spilled, saved as a result
-    fake.add(Turn(text="Looking.", calls=[("bash", {"command": command})]),
-             Turn(text=f"I saw {OPENAI_KEY}"))  # even the model's own text is masked on the way out
-    r = run_cli(["-p", "show me the environment", "--yes", "--output", "jsonl", *openai_args(fake.url)], env, ws)
+    fake.add(
+        Turn(text="Looking.", calls=[("bash", {"command": command})]), Turn(text=f"I saw {OPENAI_KEY}")
+    )  # even the model's own text is masked on the way out
+    r = run_cli(
+        ["-p", "show me the environment", "--yes", "--output", "jsonl", *openai_args(fake.url)], env, ws
+    )
     assert r.returncode == 0, r.stderr
     assert fake.requests[0]["_headers"]["authorization"] == f"Bearer {OPENAI_KEY}"  # the key in use
     secrets = [OPENAI_KEY, ANTHROPIC_KEY, GH_TOKEN]
@@ -162,8 +181,9 @@ def test_base_url_password_absent_from_errors_and_files(tmp_path: Path) -> None:
     ws.mkdir()
     env = cli_env(tmp_path, OPENAI_API_KEY=OPENAI_KEY)
     url = f"http://me:{URL_PASSWORD}@127.0.0.1:9/v1"  # nothing listens there: the error names the URL
-    r = run_cli(["-p", "hi", "--output", "jsonl", "--provider", "openai", "--model", "m", "--base-url", url],
-                env, ws)
+    r = run_cli(
+        ["-p", "hi", "--output", "jsonl", "--provider", "openai", "--model", "m", "--base-url", url], env, ws
+    )
     assert r.returncode == 1
     assert "cannot reach http://me:" + MASK + "@127.0.0.1:9" in r.stderr
     assert URL_PASSWORD not in r.stdout + r.stderr

@@ -29,8 +29,13 @@ SECRET = "sk-live-0123456789abcdefghij"
 def build(tmp_path: Path, steps: list[Step], **opts: object) -> tuple[Runtime, ScriptedModel, list[Event]]:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "HOME": str(tmp_path), "PATH": os.environ.get("PATH", ""), "MY_SERVICE_TOKEN": SECRET}
+    env = {
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "HOME": str(tmp_path),
+        "PATH": os.environ.get("PATH", ""),
+        "MY_SERVICE_TOKEN": SECRET,
+    }
     model = ScriptedModel(steps)
     rt = build_runtime(Options(workspace=ws, **opts), model=model, env=env)  # type: ignore[arg-type]
     events: list[Event] = []
@@ -75,8 +80,10 @@ async def test_idle_output_reaches_the_next_request_without_a_run(tmp_path: Path
         assert isinstance(note, UserMessage) and (note.lane, note.source) == ("notice", "shell")
         c.send("what did it print?")
         await rt.wait_settled()
-    assert texts(model.views[0]) == ["The user ran a shell command:\n$ echo hi && echo there >&2\nhi\nthere",
-                                     "what did it print?"]
+    assert texts(model.views[0]) == [
+        "The user ran a shell command:\n$ echo hi && echo there >&2\nhi\nthere",
+        "what did it print?",
+    ]
 
 
 async def test_while_running_it_is_delivered_like_an_aside(tmp_path: Path) -> None:

@@ -19,8 +19,16 @@ def test_stats_count_usage_rounds_jobs_and_the_queue() -> None:
     emitter.emit(ev.TurnStart(round=2))
     emitter.emit(end("first", input_tokens=10, output_tokens=3, cache_read_tokens=4, cost=0.5))
     emitter.emit(end("final", input_tokens=1, cache_write_tokens=2))
-    emitter.emit(ev.MessageEnd(agent="task-1", text="sub", thinking="", tool_calls=[], stop_reason="stop",
-                               usage=Usage(input_tokens=1000)))
+    emitter.emit(
+        ev.MessageEnd(
+            agent="task-1",
+            text="sub",
+            thinking="",
+            tool_calls=[],
+            stop_reason="stop",
+            usage=Usage(input_tokens=1000),
+        )
+    )
     emitter.emit(ev.RequirementEvent(tool="ls", escalation=2))
     emitter.emit(ev.JobStarted(job_id="1", command="sleep 9"))
     emitter.emit(ev.JobStarted(job_id="2", command="make"))
@@ -34,8 +42,13 @@ def test_stats_count_usage_rounds_jobs_and_the_queue() -> None:
     assert stats.queued == {"steer": 1, "follow_up": 1, "aside": 1} and stats.waiting == 2
     emitter.emit(ev.AgentEnd(reason="done"))
     assert stats.escalation == 0 and stats.end is not None and stats.end.reason == "done"
-    assert stats.usage() == {"input_tokens": 11, "output_tokens": 3, "cache_read_tokens": 4,
-                             "cache_write_tokens": 2, "cost": 0.5}
+    assert stats.usage() == {
+        "input_tokens": 11,
+        "output_tokens": 3,
+        "cache_read_tokens": 4,
+        "cache_write_tokens": 2,
+        "cost": 0.5,
+    }
     stats.new_session()
     assert stats.tokens_in == stats.rounds == stats.round == 0 and stats.jobs == {"2": "make"}
     stop()
@@ -45,24 +58,32 @@ def test_stats_count_usage_rounds_jobs_and_the_queue() -> None:
 
 def test_describe_words_every_notice() -> None:
     assert describe(end("x")) is None
-    assert describe(ev.MessageEnd(text="", thinking="", tool_calls=[], stop_reason="error", usage=Usage(),
-                                  error="boom")) == Notice("model error: boom", "error")
-    assert describe(ev.RequirementEvent(tool="ls", escalation=0)) == \
-        Notice("requirement: reminded the model to call `ls`")
-    assert describe(ev.RequirementEvent(tool="ls", escalation=2)) == \
-        Notice("requirement escalated (2/3): the next call is forced to `ls`", "warning")
-    assert describe(ev.JobFinished(job_id="3", command="make", exit_code=2)) == \
-        Notice("background job 3 finished (exit 2): make")
-    assert describe(ev.Retry(attempt=2, delay_s=1.25, reason="429")) == \
-        Notice("retrying in 1.2 s (attempt 2): 429", "warning")
+    assert describe(
+        ev.MessageEnd(text="", thinking="", tool_calls=[], stop_reason="error", usage=Usage(), error="boom")
+    ) == Notice("model error: boom", "error")
+    assert describe(ev.RequirementEvent(tool="ls", escalation=0)) == Notice(
+        "requirement: reminded the model to call `ls`"
+    )
+    assert describe(ev.RequirementEvent(tool="ls", escalation=2)) == Notice(
+        "requirement escalated (2/3): the next call is forced to `ls`", "warning"
+    )
+    assert describe(ev.JobFinished(job_id="3", command="make", exit_code=2)) == Notice(
+        "background job 3 finished (exit 2): make"
+    )
+    assert describe(ev.Retry(attempt=2, delay_s=1.25, reason="429")) == Notice(
+        "retrying in 1.2 s (attempt 2): 429", "warning"
+    )
     assert describe(ev.Resumed(paused_ms=12_000)).text == "resumed after 12 s"  # type: ignore[union-attr]
-    assert describe(ev.AgentEnd(reason="aborted"), queued=1) == \
-        Notice("aborted; 1 queued message kept", "warning")
+    assert describe(ev.AgentEnd(reason="aborted"), queued=1) == Notice(
+        "aborted; 1 queued message kept", "warning"
+    )
     assert describe(ev.AgentEnd(reason="aborted"), queued=2).text == "aborted; 2 queued messages kept"  # type: ignore[union-attr]
     assert describe(ev.AgentEnd(reason="error")) == Notice("error: the run failed", "error")
     assert describe(ev.AgentEnd(reason="round_limit")) == Notice("stopped: round limit", "warning")
     assert describe(ev.AgentEnd(reason="done")) is None
-    assert requirement_outcome("satisfied", "ls") == Notice("requirement satisfied: `ls` was called", "success")
+    assert requirement_outcome("satisfied", "ls") == Notice(
+        "requirement satisfied: `ls` was called", "success"
+    )
     assert requirement_outcome("set", "ls") is None
     assert model_display("demo") == "demo (demo)" and model_display("openai:x") == "openai:x"
     assert format_duration(75) == "1m 15s"

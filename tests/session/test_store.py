@@ -19,8 +19,12 @@ from owltui.session.store import SessionError, SessionStore
 def _conversation() -> list[UserMessage | AssistantMessage | ToolResult]:
     return [
         UserMessage(text="list files"),
-        AssistantMessage(text="Looking.", tool_calls=[ToolCall(id="c1", name="ls", arguments={"path": "."})],
-                         stop_reason="tool_use", usage=Usage(input_tokens=5, output_tokens=2)),
+        AssistantMessage(
+            text="Looking.",
+            tool_calls=[ToolCall(id="c1", name="ls", arguments={"path": "."})],
+            stop_reason="tool_use",
+            usage=Usage(input_tokens=5, output_tokens=2),
+        ),
         ToolResult(call_id="c1", name="ls", content="a.txt\nb.txt"),
         AssistantMessage(text="Two files: a.txt and b.txt.", model="scripted"),
     ]
@@ -102,8 +106,11 @@ def test_queue_delivery_and_restore(tmp_path: Path) -> None:
     assert [(q.lane, q.text) for q in loaded.undelivered()] == [("follow_up", "never delivered")]
     fresh = Inbox()
     loaded.attach(fresh)
-    assert {lane: fresh.texts(lane) for lane in ("steer", "follow_up", "aside")} == \
-        {"steer": [], "follow_up": ["never delivered"], "aside": []}
+    assert {lane: fresh.texts(lane) for lane in ("steer", "follow_up", "aside")} == {
+        "steer": [],
+        "follow_up": ["never delivered"],
+        "aside": [],
+    }
     assert all(set(q) == {"id", "text", "source"} for q in fresh.snapshot()["follow_up"])
     for msg in fresh.take("follow_up"):
         loaded.append(msg)
@@ -143,8 +150,13 @@ def test_redaction_before_write(tmp_path: Path) -> None:
     secret = "sk-ant-api03-abcdefghijklmnop"
     store = SessionStore.create(tmp_path, tmp_path, "m", Redactor(["my-env-secret-value"]))
     store.append(UserMessage(text=f"key {secret} and my-env-secret-value"))
-    store.append(ToolResult(call_id="c", name="bash",
-                            content='curl -H "Authorization: Bearer abc.def.ghi" -H \'x-api-key: zzz123456\''))
+    store.append(
+        ToolResult(
+            call_id="c",
+            name="bash",
+            content="curl -H \"Authorization: Bearer abc.def.ghi\" -H 'x-api-key: zzz123456'",
+        )
+    )
     store.close()
     text = store.path.read_text()
     for leaked in (secret, "my-env-secret-value", "abc.def.ghi", "zzz123456"):
@@ -182,7 +194,9 @@ def test_compacting_everything_keeps_later_items(tmp_path: Path) -> None:
     store.record_compaction("summary", first_kept=len(store.items()))
     store.append(UserMessage(text="after"))
     assert [getattr(i, "text", "") for i in store.model_view()] == [
-        "Summary of the earlier conversation:\nsummary", "after"]
+        "Summary of the earlier conversation:\nsummary",
+        "after",
+    ]
     store.close()
     loaded = SessionStore.open(store.path)
     assert [getattr(i, "text", "") for i in loaded.model_view()][1:] == ["after"]

@@ -42,8 +42,16 @@ def test_branch_from_forks_and_keeps_the_old_branch(tmp_path: Path) -> None:
     assert _texts(store) == ["q1", "a1", "q4", "a4"]
     store.close()
     recs = _records(store.path)
-    assert [r.get("item", {}).get("text") for r in recs if r["type"] == "message"] == \
-        ["q1", "a1", "q2", "a2", "q3", "a3", "q4", "a4"]  # nothing is lost
+    assert [r.get("item", {}).get("text") for r in recs if r["type"] == "message"] == [
+        "q1",
+        "a1",
+        "q2",
+        "a2",
+        "q3",
+        "a3",
+        "q4",
+        "a4",
+    ]  # nothing is lost
     branch = next(r for r in recs if r["type"] == "branch")
     assert branch["parent_id"] == second
     again = SessionStore.open(store.path)  # -c: the latest branch

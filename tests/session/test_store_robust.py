@@ -36,8 +36,11 @@ def _lines(path: Path) -> list[str]:
 def _conversation() -> list[Item]:
     return [
         UserMessage(text="first question"),
-        AssistantMessage(text="Looking.", tool_calls=[ToolCall(id="c1", name="ls", arguments={"path": "."})],
-                         stop_reason="tool_use"),
+        AssistantMessage(
+            text="Looking.",
+            tool_calls=[ToolCall(id="c1", name="ls", arguments={"path": "."})],
+            stop_reason="tool_use",
+        ),
         ToolResult(call_id="c1", name="ls", content="a.txt"),
         AssistantMessage(text="One file."),
         UserMessage(text="second question"),
@@ -49,8 +52,11 @@ def test_non_utf8_text_round_trips_exactly(tmp_path: Path) -> None:
     store = SessionStore.create(tmp_path / "s", tmp_path / "bad_\udcfe", "m")
     items: list[Item] = [
         UserMessage(text=WEIRD),
-        AssistantMessage(text=WEIRD, tool_calls=[ToolCall(id="c1", name="ls", arguments={"path": WEIRD})],
-                         stop_reason="tool_use"),
+        AssistantMessage(
+            text=WEIRD,
+            tool_calls=[ToolCall(id="c1", name="ls", arguments={"path": WEIRD})],
+            stop_reason="tool_use",
+        ),
         ToolResult(call_id="c1", name="ls", content=WEIRD),
     ]
     for item in items:
@@ -66,8 +72,11 @@ def test_non_utf8_text_round_trips_exactly(tmp_path: Path) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(texts=st.lists(st.text(alphabet=st.characters(codec=None, categories=None), max_size=40),
-                      min_size=1, max_size=4))
+@given(
+    texts=st.lists(
+        st.text(alphabet=st.characters(codec=None, categories=None), max_size=40), min_size=1, max_size=4
+    )
+)
 def test_any_text_round_trips(tmp_path: Path, texts: list[str]) -> None:
     joined = "".join(texts)
     # a high surrogate followed by a low one is written as a pair of escapes and read back as one
@@ -153,8 +162,9 @@ CHILD = textwrap.dedent("""
 
 
 def test_kill_9_after_an_early_result_keeps_it(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     path = Path(proc.stdout.strip())
     loaded = SessionStore.open(path)  # the dead process's lock went with it
@@ -179,14 +189,16 @@ LOCKER = textwrap.dedent("""
 def test_a_second_process_cannot_continue_a_session_in_use(tmp_path: Path) -> None:
     store = SessionStore.create(tmp_path, tmp_path, "m")
     store.append(UserMessage(text="mine"))  # the file exists now, locked by this store
-    other = subprocess.run([sys.executable, "-c", LOCKER, str(store.path)], capture_output=True, text=True,
-                           timeout=60)
+    other = subprocess.run(
+        [sys.executable, "-c", LOCKER, str(store.path)], capture_output=True, text=True, timeout=60
+    )
     assert other.returncode == 3, other.stderr
     message = other.stdout.strip()
     assert "in use by another OwlTUI process" in message and store.id in message and "\n" not in message
     store.close()
-    free = subprocess.run([sys.executable, "-c", LOCKER, str(store.path)], capture_output=True, text=True,
-                          timeout=60)
+    free = subprocess.run(
+        [sys.executable, "-c", LOCKER, str(store.path)], capture_output=True, text=True, timeout=60
+    )
     assert free.returncode == 0, free.stdout + free.stderr
     assert len(SessionStore.open(store.path).items()) == 1
 
@@ -212,8 +224,9 @@ FSIZE_CHILD = textwrap.dedent("""
 
 
 def test_ulimit_f_short_write_is_cut_back_and_raised_once(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", FSIZE_CHILD, str(tmp_path)], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", FSIZE_CHILD, str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     out = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
     assert "file too large" in out["E"] and "ulimit -f" in out["E"] and "\n" not in out["E"]
@@ -270,9 +283,16 @@ def test_a_fifo_or_directory_is_refused_at_once(tmp_path: Path) -> None:
 def test_a_result_appended_unlike_its_early_copy_wins_on_load(tmp_path: Path) -> None:
     store = SessionStore.create(tmp_path, tmp_path, "m")
     store.append(UserMessage(text="go"))
-    store.append(AssistantMessage(text="", tool_calls=[ToolCall(id="a", name="read", arguments={}),
-                                                       ToolCall(id="b", name="read", arguments={})],
-                                  stop_reason="tool_use"))
+    store.append(
+        AssistantMessage(
+            text="",
+            tool_calls=[
+                ToolCall(id="a", name="read", arguments={}),
+                ToolCall(id="b", name="read", arguments={}),
+            ],
+            stop_reason="tool_use",
+        )
+    )
     store.record_result_early(ToolResult(call_id="b", name="read", content="early b"))
     store.append(ToolResult(call_id="a", name="read", content="a"))
     store.append(ToolResult(call_id="b", name="read", content="b, as the loop recorded it"))

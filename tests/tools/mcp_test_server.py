@@ -32,20 +32,32 @@ BUS = InMemorySubscriptionBus()  # subscriptions/listen (2026-era clients opt in
 
 OBJ: dict[str, Any] = {"type": "object"}
 TOOLS = [
-    types.Tool(name="echo", description="Echo the text back.",
-               input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
-               annotations=types.ToolAnnotations(read_only_hint=True)),
-    types.Tool(name="slow", description="Sleep for the given seconds, then answer.",
-               input_schema={"type": "object", "properties": {"seconds": {"type": "number"}},
-                             "required": ["seconds"]}),
+    types.Tool(
+        name="echo",
+        description="Echo the text back.",
+        input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        annotations=types.ToolAnnotations(read_only_hint=True),
+    ),
+    types.Tool(
+        name="slow",
+        description="Sleep for the given seconds, then answer.",
+        input_schema={
+            "type": "object",
+            "properties": {"seconds": {"type": "number"}},
+            "required": ["seconds"],
+        },
+    ),
     types.Tool(name="picture", description="A tiny picture.", input_schema=OBJ),
     types.Tool(name="structured", description="Structured content only.", input_schema=OBJ),
     types.Tool(name="fails", description="Always fails.", input_schema=OBJ),
     types.Tool(name="spawn_child", description="Start a child process.", input_schema=OBJ),
     types.Tool(name="change_tools", description="Announce a changed tool list.", input_schema=OBJ),
     types.Tool(name="whoami", description="", input_schema=OBJ),
-    types.Tool(name="weird.name with spaces!", description="Needs a sanitised name.",
-               input_schema={"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}}),
+    types.Tool(
+        name="weird.name with spaces!",
+        description="Needs a sanitised name.",
+        input_schema={"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}},
+    ),
 ]
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
@@ -77,15 +89,20 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
             raise
         return text(f"slept {args['seconds']}")
     if name == "picture":
-        return types.CallToolResult(content=[types.ImageContent(type="image", data=PIXEL, mime_type="image/png"),
-                                             types.TextContent(type="text", text="a red pixel")])
+        return types.CallToolResult(
+            content=[
+                types.ImageContent(type="image", data=PIXEL, mime_type="image/png"),
+                types.TextContent(type="text", text="a red pixel"),
+            ]
+        )
     if name == "structured":
         return types.CallToolResult(content=[], structured_content={"answer": 42, "unit": "owls"})
     if name == "fails":
         return text("it broke on purpose", error=True)
     if name == "spawn_child":
-        child = await anyio.open_process(["sleep", "300"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL)
+        child = await anyio.open_process(
+            ["sleep", "300"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         CHILDREN.append(child)
         return text(str(child.pid))
     if name == "change_tools":
@@ -99,8 +116,13 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
 
 
 def make_server() -> Server[Any]:
-    return Server("owltui-test", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool,
-                  on_subscriptions_listen=ListenHandler(BUS))
+    return Server(
+        "owltui-test",
+        version="1.0",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(BUS),
+    )
 
 
 async def run_stdio() -> None:
@@ -120,8 +142,13 @@ def run_http(token: str) -> None:
         if scope["type"] == "http":
             headers = dict(scope.get("headers") or [])
             if headers.get(b"authorization") != f"Bearer {token}".encode():
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"text/plain")]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"text/plain")],
+                    }
+                )
                 await send({"type": "http.response.body", "body": b"missing or wrong token"})
                 return
         await app(scope, receive, send)

@@ -17,8 +17,7 @@ from owltui.tools.bash import BashParams, BashTool
 from owltui.tools.freeze import Freezer
 from owltui.tools.jobs import JobManager, JobOutputParams, JobOutputTool
 from owltui.tools.reaper import read_stat
-
-from .conftest import MakeCtx, until
+from tests.tools.conftest import MakeCtx, until
 
 pytestmark = pytest.mark.anyio
 
@@ -51,8 +50,9 @@ class Shown:
         return int(shell), int(escaped)
 
 
-def frozen_ctx(gate: PauseGate, make_ctx: MakeCtx, tmp_path: Path, progress: Shown | None = None,
-               **freezer: Any) -> tuple[JobManager, Freezer, ToolContext]:
+def frozen_ctx(
+    gate: PauseGate, make_ctx: MakeCtx, tmp_path: Path, progress: Shown | None = None, **freezer: Any
+) -> tuple[JobManager, Freezer, ToolContext]:
     """A job manager, the freezer that follows ``gate`` over it, and a tool context with both."""
     jobs = JobManager(spill_dir=tmp_path / "spill")
     freezer_ = Freezer(gate, jobs, **freezer)
@@ -63,8 +63,10 @@ def frozen_ctx(gate: PauseGate, make_ctx: MakeCtx, tmp_path: Path, progress: Sho
 
 def counter_script(ws: Path, steps: int, name: str = "count") -> str:
     """A loop that writes its pid, then a counter to a file, ``steps`` times, 20 ms apart."""
-    return (f"echo $$; setsid sleep 300 & echo $!; i=0; while [ $i -lt {steps} ]; do i=$((i+1)); "
-            f"echo $i > {ws / name}; sleep 0.02; done; echo finished")
+    return (
+        f"echo $$; setsid sleep 300 & echo $!; i=0; while [ $i -lt {steps} ]; do i=$((i+1)); "
+        f"echo $i > {ws / name}; sleep 0.02; done; echo finished"
+    )
 
 
 def count(ws: Path, name: str = "count") -> int:
@@ -116,8 +118,9 @@ async def test_a_running_command_is_stopped_while_paused_and_its_cap_is_extended
     await jobs.shutdown()
 
 
-async def test_a_jobs_wait_is_extended_by_the_pause(gate: PauseGate, make_ctx: MakeCtx, ws: Path,
-                                                    tmp_path: Path) -> None:
+async def test_a_jobs_wait_is_extended_by_the_pause(
+    gate: PauseGate, make_ctx: MakeCtx, ws: Path, tmp_path: Path
+) -> None:
     jobs, freezer, ctx = frozen_ctx(gate, make_ctx, tmp_path)
     out = await BashTool().run(BashParams(command=counter_script(ws, 40), timeout=0.2), ctx)
     assert out.details["background"]
@@ -159,8 +162,9 @@ async def test_escaped_jobs_are_frozen_too(gate: PauseGate, make_ctx: MakeCtx, t
 
 
 @pytest.mark.parametrize("how", ["config", "override"])
-async def test_park_only_leaves_processes_running(how: str, gate: PauseGate, make_ctx: MakeCtx, ws: Path,
-                                                  tmp_path: Path) -> None:
+async def test_park_only_leaves_processes_running(
+    how: str, gate: PauseGate, make_ctx: MakeCtx, ws: Path, tmp_path: Path
+) -> None:
     jobs, freezer, _ctx = frozen_ctx(gate, make_ctx, tmp_path, enabled=how == "override")
     job = await jobs.start(f"while :; do echo x >> {ws / 'ticks'}; sleep 0.01; done", ws)
 
@@ -190,8 +194,9 @@ async def test_park_only_leaves_processes_running(how: str, gate: PauseGate, mak
     await jobs.shutdown()
 
 
-async def test_abort_while_frozen_kills_the_command(gate: PauseGate, make_ctx: MakeCtx, ws: Path,
-                                                    tmp_path: Path) -> None:
+async def test_abort_while_frozen_kills_the_command(
+    gate: PauseGate, make_ctx: MakeCtx, ws: Path, tmp_path: Path
+) -> None:
     shown = Shown()
     jobs, _freezer, ctx = frozen_ctx(gate, make_ctx, tmp_path, shown)
     result = []

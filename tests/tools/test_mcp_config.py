@@ -57,30 +57,65 @@ def write_project(ws: Path, servers: dict) -> Path:
 # ---- configuration ---------------------------------------------------------------------------------
 def test_stdio_and_http_entries_with_variables_expanded(ws: Path, tmp_path: Path) -> None:
     explicit = tmp_path / "servers.json"
-    explicit.write_text(json.dumps({"mcpServers": {
-        "time": {"command": "uvx", "args": ["mcp-server-time", "--tz=${TZ:-UTC}"], "env": {"KEY": "${TOKEN}"}},
-        "web": {"type": "http", "url": "https://${HOST:-mcp.example.com}/mcp",
-                "headers": {"Authorization": "Bearer ${TOKEN}"}, "timeout": 3, "tool_timeout": 60},
-    }}))
+    explicit.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "time": {
+                        "command": "uvx",
+                        "args": ["mcp-server-time", "--tz=${TZ:-UTC}"],
+                        "env": {"KEY": "${TOKEN}"},
+                    },
+                    "web": {
+                        "type": "http",
+                        "url": "https://${HOST:-mcp.example.com}/mcp",
+                        "headers": {"Authorization": "Bearer ${TOKEN}"},
+                        "timeout": 3,
+                        "tool_timeout": 60,
+                    },
+                }
+            }
+        )
+    )
     servers, notices = load_mcp_servers(ws, {}, explicit, None, ENV)
     assert notices == []
     time, web = servers  # sorted by key
-    assert (time.transport, time.command, time.args, time.env) == ("stdio", "uvx", ["mcp-server-time", "--tz=UTC"],
-                                                                   {"KEY": "t0k"})
-    assert (web.transport, web.url, web.headers) == ("http", "https://mcp.example.com/mcp",
-                                                     {"Authorization": "Bearer t0k"})
+    assert (time.transport, time.command, time.args, time.env) == (
+        "stdio",
+        "uvx",
+        ["mcp-server-time", "--tz=UTC"],
+        {"KEY": "t0k"},
+    )
+    assert (web.transport, web.url, web.headers) == (
+        "http",
+        "https://mcp.example.com/mcp",
+        {"Authorization": "Bearer t0k"},
+    )
     assert (web.startup_timeout, web.tool_timeout) == (3.0, 60.0)
     assert time.describe() == "uvx mcp-server-time --tz=${TZ:-UTC}"  # /mcp shows what was written
     assert web.describe() == "https://${HOST:-mcp.example.com}/mcp"
     # a stdio server inherits only a few variables (never API keys), then its own env
-    assert time.process_env({**ENV, "ANTHROPIC_API_KEY": "sk"}) == {"HOME": "/home/owl", "PATH": "/usr/bin",
-                                                                    "KEY": "t0k"}
+    assert time.process_env({**ENV, "ANTHROPIC_API_KEY": "sk"}) == {
+        "HOME": "/home/owl",
+        "PATH": "/usr/bin",
+        "KEY": "t0k",
+    }
 
 
 def test_an_unset_variable_is_a_notice_naming_it_and_the_server(ws: Path) -> None:
-    servers, notices = load_mcp_servers(ws, {"gh": {"type": "http", "url": "https://x.test/mcp",
-                                                    "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"}}},
-                                         None, None, ENV)
+    servers, notices = load_mcp_servers(
+        ws,
+        {
+            "gh": {
+                "type": "http",
+                "url": "https://x.test/mcp",
+                "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"},
+            }
+        },
+        None,
+        None,
+        ENV,
+    )
     assert servers[0].headers == {"Authorization": "Bearer "}
     (notice,) = notices
     assert "GITHUB_TOKEN" in notice and "'gh'" in notice and "not set" in notice
@@ -88,16 +123,19 @@ def test_an_unset_variable_is_a_notice_naming_it_and_the_server(ws: Path) -> Non
     assert expand("${EMPTY:-d}/${EMPTY}/${NOPE:-x}/$HOME", ENV, missing) == "d//x/$HOME" and missing == []
 
 
-@pytest.mark.parametrize(("entry", "why"), [
-    ({"args": ["x"]}, 'needs "command"'),
-    ({"type": "http"}, 'needs "url"'),
-    ({"type": "http", "url": "ftp://x"}, "http:// or https://"),
-    ({"type": "sse", "url": "https://x/sse"}, "not supported"),
-    ({"type": "carrier-pigeon"}, "unknown type"),
-    ({"command": "x", "args": "not a list"}, "args must be a list"),
-    ({"command": "x", "timeout": -1}, "positive number"),
-    ("just a string", "must be an object"),
-])
+@pytest.mark.parametrize(
+    ("entry", "why"),
+    [
+        ({"args": ["x"]}, 'needs "command"'),
+        ({"type": "http"}, 'needs "url"'),
+        ({"type": "http", "url": "ftp://x"}, "http:// or https://"),
+        ({"type": "sse", "url": "https://x/sse"}, "not supported"),
+        ({"type": "carrier-pigeon"}, "unknown type"),
+        ({"command": "x", "args": "not a list"}, "args must be a list"),
+        ({"command": "x", "timeout": -1}, "positive number"),
+        ("just a string", "must be an object"),
+    ],
+)
 def test_a_bad_entry_is_a_notice_and_the_others_are_kept(ws: Path, entry: object, why: str) -> None:
     servers, notices = load_mcp_servers(ws, {"bad": entry, "good": {"command": "ok"}}, None, None, ENV)
     assert [s.name for s in servers] == ["good"]
@@ -106,14 +144,21 @@ def test_a_bad_entry_is_a_notice_and_the_others_are_kept(ws: Path, entry: object
 
 
 def test_disabled_servers_and_unknown_keys(ws: Path) -> None:
-    servers, notices = load_mcp_servers(ws, {"off": {"command": "x", "disabled": True},
-                                             "on": {"command": "y", "alwaysAllow": []}}, None, None, ENV)
+    servers, notices = load_mcp_servers(
+        ws,
+        {"off": {"command": "x", "disabled": True}, "on": {"command": "y", "alwaysAllow": []}},
+        None,
+        None,
+        ENV,
+    )
     assert [s.name for s in servers] == ["on"]
     assert notices == ["MCP server 'on' (user config): ignoring unknown key(s) alwaysAllow"]
 
 
 def test_settings_model_for_the_user_config() -> None:
-    settings = McpSettings.model_validate({"servers": {"time": {"command": "uvx"}}, "trust_read_only_hints": True})
+    settings = McpSettings.model_validate(
+        {"servers": {"time": {"command": "uvx"}}, "trust_read_only_hints": True}
+    )
     assert settings.startup_timeout == 15 and settings.servers["time"] == {"command": "uvx"}
     with pytest.raises(ValidationError):
         McpSettings.model_validate({"server": {}})
@@ -133,9 +178,12 @@ def test_a_named_file_that_cannot_be_used_is_an_error(ws: Path, tmp_path: Path) 
 
 def test_later_sources_replace_earlier_ones_and_clashing_keys_are_refused(ws: Path, tmp_path: Path) -> None:
     explicit = tmp_path / "m.json"
-    explicit.write_text(json.dumps({"mcpServers": {"time": {"command": "mine"}, "my.server": {"command": "b"}}}))
-    servers, notices = load_mcp_servers(ws, {"time": {"command": "user"}, "my_server": {"command": "a"}},
-                                        explicit, None, ENV)
+    explicit.write_text(
+        json.dumps({"mcpServers": {"time": {"command": "mine"}, "my.server": {"command": "b"}}})
+    )
+    servers, notices = load_mcp_servers(
+        ws, {"time": {"command": "user"}, "my_server": {"command": "a"}}, explicit, None, ENV
+    )
     assert {s.name: s.command for s in servers} == {"time": "mine", "my_server": "a"}
     assert any("replaces the one from user config" in n for n in notices)
     assert any("'my.server' is not used" in n and "mcp__my_server__" in n for n in notices)
@@ -176,7 +224,9 @@ def test_approval_is_per_workspace(tmp_path: Path) -> None:
     assert load_mcp_servers(two, {}, None, store, ENV)[0] == []
 
 
-def test_naming_the_project_file_on_the_command_line_approves_it_for_that_run(ws: Path, tmp_path: Path) -> None:
+def test_naming_the_project_file_on_the_command_line_approves_it_for_that_run(
+    ws: Path, tmp_path: Path
+) -> None:
     path = write_project(ws, {"time": {"command": "uvx"}})
     store = McpApprovals(tmp_path / "approvals.json")
     servers, notices = load_mcp_servers(ws, {}, path, store, ENV)
@@ -226,20 +276,30 @@ def test_mcp_rules_match_server_and_tool() -> None:
 # ---- schemas and arguments -------------------------------------------------------------------------
 def test_schema_checks() -> None:
     assert check_schema({"properties": {"a": {"type": "string"}}})["type"] == "object"
-    for bad, why in [({"type": "string"}, 'root type is "string"'),
-                     ({"type": "object", "oneOf": []}, "oneOf at the top level"),
-                     ({"type": "object", "properties": {"x": {"type": 5}}}, "not a valid JSON Schema"),
-                     ({"type": "object", "properties": []}, "properties is not an object"),
-                     ([1], "not a JSON object")]:
+    for bad, why in [
+        ({"type": "string"}, 'root type is "string"'),
+        ({"type": "object", "oneOf": []}, "oneOf at the top level"),
+        ({"type": "object", "properties": {"x": {"type": 5}}}, "not a valid JSON Schema"),
+        ({"type": "object", "properties": []}, "properties is not an object"),
+        ([1], "not a JSON object"),
+    ]:
         with pytest.raises(SchemaProblem, match=re.escape(why)):
             check_schema(bad)
 
 
 def test_the_servers_schema_reaches_the_spec_unchanged_and_arguments_are_checked_against_it() -> None:
-    schema = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "title": "Args",
-              "properties": {"timezone": {"type": "string", "description": "IANA name"},
-                             "n": {"type": "integer", "minimum": 1}},
-              "required": ["timezone"], "additionalProperties": False, "$defs": {"x": {"type": "string"}}}
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "title": "Args",
+        "properties": {
+            "timezone": {"type": "string", "description": "IANA name"},
+            "n": {"type": "integer", "minimum": 1},
+        },
+        "required": ["timezone"],
+        "additionalProperties": False,
+        "$defs": {"x": {"type": "string"}},
+    }
 
     class T:
         name, description, read_only = "mcp__time__get_current_time", "now", False
@@ -250,9 +310,13 @@ def test_the_servers_schema_reaches_the_spec_unchanged_and_arguments_are_checked
     assert json.dumps(tool_spec(T()).parameters) == json.dumps(spec.parameters)  # type: ignore[arg-type]
     args = T.params.model_validate({"timezone": "UTC", "n": 2})
     assert arguments_of(args) == {"timezone": "UTC", "n": 2}
-    for bad, why in [({}, "'timezone' is a required property"), ({"timezone": 5}, "timezone: 5 is not of type"),
-                     ({"timezone": "UTC", "n": 0}, "n: 0 is less than the minimum"),
-                     ({"timezone": "UTC", "x": 1}, "Additional properties"), ([1], "must be a JSON object")]:
+    for bad, why in [
+        ({}, "'timezone' is a required property"),
+        ({"timezone": 5}, "timezone: 5 is not of type"),
+        ({"timezone": "UTC", "n": 0}, "n: 0 is less than the minimum"),
+        ({"timezone": "UTC", "x": 1}, "Additional properties"),
+        ([1], "must be a JSON object"),
+    ]:
         with pytest.raises(ValidationError) as err:
             T.params.model_validate(bad)
         call = ToolCall(id="c", name=T.name, arguments={})
@@ -269,15 +333,22 @@ def test_arguments_named_like_pydantic_internals_pass_through() -> None:
 
 # ---- results -------------------------------------------------------------------------------------
 def test_results_as_text() -> None:
-    result = types.CallToolResult(content=[
-        types.TextContent(type="text", text="hello"),
-        types.ImageContent(type="image", data="A" * 4000, mime_type="image/png"),
-        types.AudioContent(type="audio", data="AAAA", mime_type="audio/wav"),
-        types.ResourceLink(type="resource_link", uri="file:///x.txt", name="x.txt", description="a file"),
-        types.EmbeddedResource(type="resource", resource=types.TextResourceContents(uri="mem://a", text="inline")),
-        types.EmbeddedResource(type="resource", resource=types.BlobResourceContents(
-            uri="mem://b", blob="AAAA", mime_type="application/zip")),
-    ], structured_content={"a": 1})
+    result = types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text="hello"),
+            types.ImageContent(type="image", data="A" * 4000, mime_type="image/png"),
+            types.AudioContent(type="audio", data="AAAA", mime_type="audio/wav"),
+            types.ResourceLink(type="resource_link", uri="file:///x.txt", name="x.txt", description="a file"),
+            types.EmbeddedResource(
+                type="resource", resource=types.TextResourceContents(uri="mem://a", text="inline")
+            ),
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.BlobResourceContents(uri="mem://b", blob="AAAA", mime_type="application/zip"),
+            ),
+        ],
+        structured_content={"a": 1},
+    )
     out = to_output(result, "srv", "tool")
     assert not out.is_error and out.details == {"mcp_server": "srv", "mcp_tool": "tool"}
     lines = out.content.split("\n")
@@ -291,8 +362,9 @@ def test_results_as_text() -> None:
 
 
 def test_structured_content_already_in_a_text_block_is_not_repeated() -> None:
-    result = types.CallToolResult(content=[types.TextContent(type="text", text='{"a": 1}')],
-                                  structured_content={"a": 1})
+    result = types.CallToolResult(
+        content=[types.TextContent(type="text", text='{"a": 1}')], structured_content={"a": 1}
+    )
     assert to_output(result, "s", "t").content == '{"a": 1}'
 
 
@@ -313,7 +385,8 @@ async def test_mcp_tools_ask_by_default_and_read_only_ones_are_free_only_when_tr
 async def test_mcp_rules_allow_and_deny_by_server_and_tool_and_always_saves_one(ws: Path) -> None:
     (ws / ".owltui").mkdir(exist_ok=True)
     (ws / ".owltui" / "permissions.toml").write_text(
-        '[allow]\nmcp = ["time/*"]\n[deny]\nmcp = ["git/git_push"]\n')
+        '[allow]\nmcp = ["time/*"]\n[deny]\nmcp = ["git/git_push"]\n'
+    )
     policy = PermissionPolicy(ws, "yolo", None)
     time_call = ToolCall(id="c", name="mcp__time__get_current_time", arguments={})
     push = ToolCall(id="d", name="mcp__git__git_push", arguments={})

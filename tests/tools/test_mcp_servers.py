@@ -62,19 +62,30 @@ TOKEN = "owl-secret-token"
 def time_server() -> list[str]:
     """The reference time server, installed into this environment when missing (test extras)."""
     if importlib.util.find_spec("mcp_server_time") is None:
-        done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "mcp-server-time"],
-                              capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "mcp-server-time"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         importlib.invalidate_caches()
         if done.returncode != 0 or importlib.util.find_spec("mcp_server_time") is None:
-            pytest.skip(f"mcp-server-time is not installed and pip could not install it: {done.stderr[-300:]}")
+            pytest.skip(
+                f"mcp-server-time is not installed and pip could not install it: {done.stderr[-300:]}"
+            )
     return [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
 
 
 @pytest.fixture(scope="module")
 def http_server() -> Iterator[str]:
     """The SDK-built test server on Streamable HTTP, 127.0.0.1, bearer token required; its URL."""
-    proc = subprocess.Popen([*TEST_SERVER, "http", TOKEN], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [*TEST_SERVER, "http", TOKEN],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 60)
         line = proc.stdout.readline() if ready else ""  # type: ignore[union-attr]
@@ -93,9 +104,21 @@ def everything_server(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
         pytest.skip("node/npm are not installed")
     prefix = tmp_path_factory.mktemp("npm-everything")
     try:
-        done = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-                               "--loglevel=error", "@modelcontextprotocol/server-everything"],
-                              capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [
+                npm,
+                "install",
+                "--prefix",
+                str(prefix),
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "@modelcontextprotocol/server-everything",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     except subprocess.TimeoutExpired:
         pytest.skip("npm could not install @modelcontextprotocol/server-everything within 300 s")
     entry = prefix / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
@@ -123,7 +146,9 @@ def specs(ws: Path, servers: dict[str, Any], env: dict[str, str] | None = None) 
 
 # ---- the runtime's wiring, in small ------------------------------------------------------------------
 @asynccontextmanager
-async def running(servers: Sequence[ServerSpec], ws: Path, **options: Any) -> AsyncIterator[tuple[McpSource, list[str]]]:
+async def running(
+    servers: Sequence[ServerSpec], ws: Path, **options: Any
+) -> AsyncIterator[tuple[McpSource, list[str]]]:
     """A started source and the warnings it gave; closed (and checked closed) on the way out."""
     warnings: list[str] = []
     src = McpSource(servers, workspace=ws, warn=warnings.append, **options)
@@ -142,8 +167,13 @@ async def session(ws: Path, model: ScriptedModel, src: McpSource, mode: str = "y
     the first model request — the tool list taken from every source after ``wait_ready``."""
     sources: list[ToolSource] = [StaticSource("builtin", builtin_tools()), src]
     policy = PermissionPolicy(ws, mode, None)
-    cfg = chat_config(model, collect_tools(sources), workspace=ws, permission=policy.check,
-                      results=ResultStore(ws / ".results"))
+    cfg = chat_config(
+        model,
+        collect_tools(sources),
+        workspace=ws,
+        permission=policy.check,
+        results=ResultStore(ws / ".results"),
+    )
     assert not any(name.startswith("mcp__") for name in cfg.all_tools())
     assert await src.wait_ready()
     cfg.set_tools(collect_tools(sources))
@@ -173,14 +203,17 @@ def ctx(ws: Path, progress: list[str] | None = None) -> ToolContext:
     return c
 
 
-async def call(src: McpSource, name: str, args: dict[str, Any], ws: Path, progress: list[str] | None = None) -> Any:
+async def call(
+    src: McpSource, name: str, args: dict[str, Any], ws: Path, progress: list[str] | None = None
+) -> Any:
     (tool,) = [t for t in src.tools() if t.name == name]
     return await tool.run(tool.params.model_validate(args), ctx(ws, progress))
 
 
 # ---- the reference server, through the loop -------------------------------------------------------
 async def test_scripted_model_calls_the_time_server_from_an_approved_mcp_json(
-        ws: Path, tmp_path: Path, time_server: list[str]) -> None:
+    ws: Path, tmp_path: Path, time_server: list[str]
+) -> None:
     write_mcp_json(ws, stdio("time", time_server))
     store = McpApprovals(tmp_path / "data" / "mcp-approvals.json")
     assert load_mcp_servers(ws, {}, None, store)[0] == []  # a cloned repository starts nothing
@@ -188,8 +221,12 @@ async def test_scripted_model_calls_the_time_server_from_an_approved_mcp_json(
     servers, notices = load_mcp_servers(ws, {}, None, store)
     assert notices == [] and [s.name for s in servers] == ["time"]
 
-    model = ScriptedModel([Step(calls=[Call("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"})]),
-                           Step(text="It is evening in Tokyo.")])
+    model = ScriptedModel(
+        [
+            Step(calls=[Call("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"})]),
+            Step(text="It is evening in Tokyo."),
+        ]
+    )
     async with running(servers, ws) as (src, warnings):
         agent = await session(ws, model, src)
         ends: list[ToolEnd] = []
@@ -209,18 +246,24 @@ async def test_scripted_model_calls_the_time_server_from_an_approved_mcp_json(
 
 
 async def test_a_server_whose_command_does_not_exist_is_one_warning_and_the_run_finishes(
-        ws: Path, time_server: list[str]) -> None:
+    ws: Path, time_server: list[str]
+) -> None:
     servers = specs(ws, {**stdio("time", time_server), "ghost": {"command": "owltui-no-such-server-4711"}})
-    model = ScriptedModel([Step(calls=[Call("mcp__time__get_current_time", {"timezone": "UTC"})]),
-                           Step(text="done")])
+    model = ScriptedModel(
+        [Step(calls=[Call("mcp__time__get_current_time", {"timezone": "UTC"})]), Step(text="done")]
+    )
     async with running(servers, ws) as (src, warnings):
         agent = await session(ws, model, src)
         out = await agent.run("time?")
         status = {s["name"]: s for s in src.status()}
     assert out.reason == "done" and results(agent)[0].status == "ok"
     assert warnings == ["MCP server 'ghost' failed to start: command not found: owltui-no-such-server-4711"]
-    assert status["ghost"] == {"name": "ghost", "state": "failed", "tools": [],
-                               "error": "command not found: owltui-no-such-server-4711"}
+    assert status["ghost"] == {
+        "name": "ghost",
+        "state": "failed",
+        "tools": [],
+        "error": "command not found: owltui-no-such-server-4711",
+    }
     assert status["time"]["state"] == "connected"
     assert status["time"]["tools"] == ["mcp__time__convert_time", "mcp__time__get_current_time"]
 
@@ -228,17 +271,24 @@ async def test_a_server_whose_command_does_not_exist_is_one_warning_and_the_run_
 # ---- abort, cancellation, the fixed list ----------------------------------------------------------
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_abort_during_a_slow_call_returns_within_a_second_and_the_server_stays_usable(
-        ws: Path, tmp_path: Path, transport: str, request: pytest.FixtureRequest) -> None:
+    ws: Path, tmp_path: Path, transport: str, request: pytest.FixtureRequest
+) -> None:
     marker = tmp_path / "cancelled.txt"
     if transport == "stdio":
         servers = specs(ws, stdio("t", TEST_SERVER, env={"MCP_TEST_MARKER": str(marker)}))
     else:
         url = request.getfixturevalue("http_server")
-        servers = specs(ws, {"t": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {TOKEN}"}}})
+        servers = specs(
+            ws, {"t": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {TOKEN}"}}}
+        )
         marker = None  # type: ignore[assignment]  # the HTTP server runs without the marker variable
-    model = ScriptedModel([Step(calls=[Call("mcp__t__slow", {"seconds": 30})]),
-                           Step(calls=[Call("mcp__t__echo", {"text": "still here"})]),
-                           Step(text="fine")])
+    model = ScriptedModel(
+        [
+            Step(calls=[Call("mcp__t__slow", {"seconds": 30})]),
+            Step(calls=[Call("mcp__t__echo", {"text": "still here"})]),
+            Step(text="fine"),
+        ]
+    )
     async with running(servers, ws) as (src, warnings):
         agent = await session(ws, model, src)
         at_server = anyio.Event()  # the server's first progress: it is running the call
@@ -284,11 +334,17 @@ async def test_a_tool_timeout_cancels_the_call_at_the_server(ws: Path, tmp_path:
         assert marker.read_text().startswith("cancelled")
 
 
-async def test_the_tool_list_is_byte_identical_across_rounds_even_when_the_server_changes_it(ws: Path) -> None:
+async def test_the_tool_list_is_byte_identical_across_rounds_even_when_the_server_changes_it(
+    ws: Path,
+) -> None:
     servers = specs(ws, stdio("t", TEST_SERVER))
-    model = ScriptedModel([Step(calls=[Call("mcp__t__change_tools")]),
-                           Step(calls=[Call("mcp__t__echo", {"text": "a"}), Call("mcp__t__whoami")]),
-                           Step(text="done")])
+    model = ScriptedModel(
+        [
+            Step(calls=[Call("mcp__t__change_tools")]),
+            Step(calls=[Call("mcp__t__echo", {"text": "a"}), Call("mcp__t__whoami")]),
+            Step(text="done"),
+        ]
+    )
     async with running(servers, ws) as (src, warnings):
         agent = await session(ws, model, src)
         await agent.run("go")
@@ -304,10 +360,18 @@ async def test_the_tool_list_is_byte_identical_across_rounds_even_when_the_serve
 # ---- Streamable HTTP ------------------------------------------------------------------------------
 async def test_streamable_http_with_a_bearer_token_from_the_environment(ws: Path, http_server: str) -> None:
     env = {**os.environ, "OWL_MCP_TOKEN": TOKEN}
-    servers = specs(ws, {"web": {"type": "http", "url": http_server,
-                                 "headers": {"Authorization": "Bearer ${OWL_MCP_TOKEN}"}},
-                         "locked": {"type": "http", "url": http_server,
-                                    "headers": {"Authorization": "Bearer wrong"}}}, env)
+    servers = specs(
+        ws,
+        {
+            "web": {
+                "type": "http",
+                "url": http_server,
+                "headers": {"Authorization": "Bearer ${OWL_MCP_TOKEN}"},
+            },
+            "locked": {"type": "http", "url": http_server, "headers": {"Authorization": "Bearer wrong"}},
+        },
+        env,
+    )
     model = ScriptedModel([Step(calls=[Call("mcp__web__echo", {"text": "over http"})]), Step(text="ok")])
     async with running(servers, ws) as (src, warnings):
         agent = await session(ws, model, src)
@@ -335,8 +399,11 @@ async def test_schemas_the_providers_would_reject_leave_out_only_those_tools(ws:
     assert names[:2] == ["mcp__raw__aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-0f45e8", "mcp__raw__fine"]
     assert names[2:] == ["mcp__raw__no_type"] and all(len(n) <= 64 for n in names)
     (no_type_tool,) = [t for t in src.tools() if t.name == "mcp__raw__no_type"]
-    assert tool_spec(no_type_tool).parameters == {"properties": {"n": {"type": "integer"}}, "required": ["n"],
-                                                  "type": "object"}
+    assert tool_spec(no_type_tool).parameters == {
+        "properties": {"n": {"type": "integer"}},
+        "required": ["n"],
+        "type": "object",
+    }
     assert fine.content == "called fine with {}" and no_type.content == 'called no_type with {"n": 3}'
 
 
@@ -348,7 +415,9 @@ async def test_results_images_structured_content_errors_and_names_that_needed_sa
         fails = await call(src, "mcp__t__fails", {}, ws)
         weird = await call(src, "mcp__t__weird_name_with_spaces_", {"n": 1}, ws)
         (whoami,) = [t for t in src.tools() if t.name == "mcp__t__whoami"]
-    assert picture.content.startswith("[image image/png, 72 bytes: not shown") and picture.content.endswith("a red pixel")
+    assert picture.content.startswith("[image image/png, 72 bytes: not shown") and picture.content.endswith(
+        "a red pixel"
+    )
     assert json.loads(structured.content) == {"answer": 42, "unit": "owls"}
     assert fails.is_error and fails.content == "it broke on purpose"
     assert weird.content == "unknown tool weird.name with spaces!"  # the server got its own name
@@ -412,7 +481,11 @@ async def test_a_server_that_dies_is_one_warning_and_its_tools_stay_but_say_so(w
 
 
 async def test_a_server_that_never_answers_fails_at_its_timeout(ws: Path) -> None:
-    hang = [sys.executable, "-c", "import sys, time; print('starting', file=sys.stderr, flush=True); time.sleep(60)"]
+    hang = [
+        sys.executable,
+        "-c",
+        "import sys, time; print('starting', file=sys.stderr, flush=True); time.sleep(60)",
+    ]
     servers = specs(ws, stdio("hang", hang, timeout=1.5))
     t0 = time.monotonic()
     async with running(servers, ws) as (src, warnings):
@@ -421,7 +494,9 @@ async def test_a_server_that_never_answers_fails_at_its_timeout(ws: Path) -> Non
         assert list(src.tools()) == []
     assert took < 3.5, took
     (warning,) = warnings
-    assert "'hang' failed to start: it did not start within 1.5 s" in warning and "it said: starting" in warning
+    assert (
+        "'hang' failed to start: it did not start within 1.5 s" in warning and "it said: starting" in warning
+    )
     pid = src.servers[0].pid
     assert pid is not None and not alive(pid)
 
@@ -439,14 +514,17 @@ async def test_servers_approved_before_the_freeze_join_the_session_later_ones_th
 
 
 # ---- a server nobody here wrote, over npm ---------------------------------------------------------
-async def test_server_everything_long_running_tool_reports_progress(ws: Path, everything_server: list[str]) -> None:
+async def test_server_everything_long_running_tool_reports_progress(
+    ws: Path, everything_server: list[str]
+) -> None:
     async with running(specs(ws, stdio("everything", everything_server)), ws) as (src, warnings):
         assert await src.wait_ready(60)
         names = {t.name for t in src.tools()}
         assert "mcp__everything__trigger-long-running-operation" in names, (names, warnings)
         progress: list[str] = []
-        out = await call(src, "mcp__everything__trigger-long-running-operation", {"duration": 1, "steps": 4}, ws,
-                         progress)
+        out = await call(
+            src, "mcp__everything__trigger-long-running-operation", {"duration": 1, "steps": 4}, ws, progress
+        )
         image = await call(src, "mcp__everything__get-tiny-image", {}, ws)
         echo = await call(src, "mcp__everything__echo", {"message": "owl"}, ws)
     assert not out.is_error and "Long running operation completed" in out.content
@@ -456,7 +534,8 @@ async def test_server_everything_long_running_tool_reports_progress(ws: Path, ev
 
 
 async def test_approving_the_workspace_file_in_the_session_starts_its_servers_before_the_freeze(
-        ws: Path, tmp_path: Path) -> None:
+    ws: Path, tmp_path: Path
+) -> None:
     write_mcp_json(ws, stdio("t", TEST_SERVER))
     warnings: list[str] = []
     src = mcp_source(ws, None, None, dict(os.environ), warnings.append, tmp_path / "data")

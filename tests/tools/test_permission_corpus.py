@@ -22,7 +22,7 @@ from owltui.tools.permissions import PermissionPolicy
 
 RULES = {
     "DENY": '[allow]\nbash = ["ls *", "git status *", "echo *", "cat *", "grep *", "pytest *"]\n'
-            '[deny]\nbash = ["touch*", "git push*"]\n',
+    '[deny]\nbash = ["touch*", "git push*"]\n',
     "LS": '[allow]\nbash = ["ls*"]\n',
 }
 
@@ -224,16 +224,18 @@ def test_corpus_size_and_spread() -> None:
     assert len({c for c, *_ in CORPUS}) >= 120
 
 
-@pytest.mark.parametrize(("command", "rules", "mode", "expected"), CORPUS,
-                         ids=[f"{r}-{m}-{c[:40]!r}" for c, r, m, _ in CORPUS])
+@pytest.mark.parametrize(
+    ("command", "rules", "mode", "expected"), CORPUS, ids=[f"{r}-{m}-{c[:40]!r}" for c, r, m, _ in CORPUS]
+)
 def test_corpus(ws: Path, command: str, rules: str, mode: str, expected: str) -> None:
     (ws / "sub").mkdir(exist_ok=True)
     assert verdict(policy_for(ws, rules, mode), command) == expected
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("command", ["touch pwned", "$CMD pwned", "echo touch pwned | sh",
-                                     "ls | xargs -I{} sh -c 'echo {}'"])
+@pytest.mark.parametrize(
+    "command", ["touch pwned", "$CMD pwned", "echo touch pwned | sh", "ls | xargs -I{} sh -c 'echo {}'"]
+)
 async def test_print_mode_with_yes_refuses_what_deny_rules_may_block(ws: Path, command: str) -> None:
     policy = policy_for(ws, "DENY", "yolo")
     refusal = await policy.check(ToolCall(id="c1", name="bash", arguments={"command": command}), False)
@@ -243,15 +245,36 @@ async def test_print_mode_with_yes_refuses_what_deny_rules_may_block(ws: Path, c
 
 
 # Deny rows that run `touch pwned` in a plain bash: proof that the spellings are real bypasses.
-SKIP_REAL = ("sudo", "git ", "list", "||", "select", "../../", "for f", "while false", "find .", "busybox", "$CMD")
-REAL = [c for c, r, _m, v in CORPUS if r == "DENY" and v == "deny" and "touch pwned" in c
-        and not any(s in c for s in SKIP_REAL)]
+SKIP_REAL = (
+    "sudo",
+    "git ",
+    "list",
+    "||",
+    "select",
+    "../../",
+    "for f",
+    "while false",
+    "find .",
+    "busybox",
+    "$CMD",
+)
+REAL = [
+    c
+    for c, r, _m, v in CORPUS
+    if r == "DENY" and v == "deny" and "touch pwned" in c and not any(s in c for s in SKIP_REAL)
+]
 
 
 @pytest.mark.parametrize("command", sorted(set(REAL)))
 def test_denied_spellings_really_run_touch(tmp_path: Path, command: str) -> None:
     import subprocess
 
-    subprocess.run(["/bin/bash", "-c", command], cwd=tmp_path, capture_output=True, timeout=10,
-                   env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, check=False)
+    subprocess.run(
+        ["/bin/bash", "-c", command],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=10,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        check=False,
+    )
     assert (tmp_path / "pwned").exists(), command

@@ -53,8 +53,15 @@ def call(name: str, **arguments: object) -> ToolCall:
 
 async def test_read_deny_follows_symlinks_and_hard_links(secrets_ws: Path, tmp_path: Path) -> None:
     policy = PermissionPolicy(secrets_ws, "yolo", None)
-    for path in (".env", "sub/.env", "private/key.txt", "innocent.txt", "notes.txt", "./private/../.env",
-                 str(tmp_path / "outside" / "link-target")):
+    for path in (
+        ".env",
+        "sub/.env",
+        "private/key.txt",
+        "innocent.txt",
+        "notes.txt",
+        "./private/../.env",
+        str(tmp_path / "outside" / "link-target"),
+    ):
         verdict = await policy.check(call("read", path=path), read_only=True)
         assert verdict is not None and verdict.startswith("Refused"), path
     assert await policy.check(call("read", path="readme.md"), read_only=True) is None
@@ -99,9 +106,18 @@ async def test_task_subagent_runs_under_the_parents_policy(secrets_ws: Path) -> 
     children: list[ScriptedModel] = []
 
     def factory() -> ScriptedModel:
-        m = ScriptedModel([Step(calls=[Call("read", {"path": ".env"}), Call("read", {"path": "notes.txt"}),
-                                       Call("grep", {"pattern": "sk-"})]),
-                           Step(text="report: nothing found")])
+        m = ScriptedModel(
+            [
+                Step(
+                    calls=[
+                        Call("read", {"path": ".env"}),
+                        Call("read", {"path": "notes.txt"}),
+                        Call("grep", {"pattern": "sk-"}),
+                    ]
+                ),
+                Step(text="report: nothing found"),
+            ]
+        )
         children.append(m)
         return m
 
@@ -139,8 +155,12 @@ def test_read_only_is_not_widened_by_yes(tmp_path: Path) -> None:
 
     ws = tmp_path / "ws"
     ws.mkdir()
-    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-           "XDG_DATA_HOME": str(tmp_path / "data"), "PATH": os.environ.get("PATH", "")}
+    env = {
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "PATH": os.environ.get("PATH", ""),
+    }
     model = ScriptedModel([Step(text="hi")])
     for mode, expected in (("read-only", "read-only"), ("ask", "yolo"), (None, "yolo")):
         options = Options(yes=True, permission_mode=mode, workspace=ws, interactive=False, no_session=True)
@@ -154,7 +174,9 @@ def test_read_only_is_not_widened_by_yes(tmp_path: Path) -> None:
     options = Options(yes=True, permission_mode="read-only", workspace=ws, interactive=False, no_session=True)
     runtime = build_runtime(options, model=model, env=env, warn=lambda _t: None)
     assert runtime.permissions is not None
-    for c in (call("bash", command="ls"), call("write", path="a", content=""),
-              call("edit", path="a", old_text="a", new_text="b")):
+    for c in (
+        call("bash", command="ls"),
+        call("write", path="a", content=""),
+        call("edit", path="a", old_text="a", new_text="b"),
+    ):
         assert runtime.permissions.review(c, read_only=False).decision == "refuse"
-

@@ -26,9 +26,8 @@ from owltui.tools.jobs import (
 )
 from owltui.tools.proc import Proc
 from owltui.tools.reaper import REAPER, children, read_stat
-
-from .conftest import Events, MakeCtx
-from .conftest import until as until_async
+from tests.tools.conftest import Events, MakeCtx
+from tests.tools.conftest import until as until_async
 
 pytestmark = pytest.mark.anyio
 
@@ -74,8 +73,10 @@ async def test_escaped_process_is_listed_after_the_command_and_killed_at_shutdow
     assert entry["job_id"] == "1" and state(pid) in ("S", "R")
     assert out.details["status"] == f"exit code 0, left running: job 1 (pid {pid})"
     assert "started\n" in out.content
-    assert (f"still running in the background as job 1 (pid {pid}: sleep 300); job_kill stops it; "
-            "OwlTUI kills it when it exits.]") in out.content
+    assert (
+        f"still running in the background as job 1 (pid {pid}: sleep 300); job_kill stops it; "
+        "OwlTUI kills it when it exits.]"
+    ) in out.content
     await until_async(lambda: jobs.still_running()[0]["command"] == "sleep 300", what="exec")
     assert jobs.still_running() == [{"kind": "escaped", "id": "1", "pid": pid, "command": "sleep 300"}]
     assert not jobs.running  # nothing OwlTUI started itself: print mode would not wait
@@ -101,8 +102,10 @@ async def test_escaped_processes_die_with_an_aborted_command(make_ctx: MakeCtx, 
         pids[:] = [int(x) for x in shown.split()]
 
     ctx = make_ctx(jobs, progress=progress)
-    command = ("sleep 300 & echo $!; nohup sleep 301 >/dev/null 2>&1 & echo $!; setsid sleep 302 & echo $!; "
-               "setsid sh -c 'sleep 303 & echo $!; wait' & sleep 60")
+    command = (
+        "sleep 300 & echo $!; nohup sleep 301 >/dev/null 2>&1 & echo $!; setsid sleep 302 & echo $!; "
+        "setsid sh -c 'sleep 303 & echo $!; wait' & sleep 60"
+    )
     result = []
 
     async def run() -> None:
@@ -124,10 +127,16 @@ async def test_escaped_processes_die_with_an_aborted_command(make_ctx: MakeCtx, 
     await jobs.shutdown()
 
 
-async def test_tree_of_an_escaped_root_is_killed_with_it(make_ctx: MakeCtx, jobs: JobManager, ws: Path) -> None:
+async def test_tree_of_an_escaped_root_is_killed_with_it(
+    make_ctx: MakeCtx, jobs: JobManager, ws: Path
+) -> None:
     out = await BashTool().run(
-        BashParams(command="setsid sh -c 'sleep 300 & echo $! > child; sleep 301' >/dev/null 2>&1 & "
-                           "while [ ! -s child ]; do sleep 0.01; done"), make_ctx(jobs))
+        BashParams(
+            command="setsid sh -c 'sleep 300 & echo $! > child; sleep 301' >/dev/null 2>&1 & "
+            "while [ ! -s child ]; do sleep 0.01; done"
+        ),
+        make_ctx(jobs),
+    )
     [entry] = out.details["escaped"]
     child = int((ws / "child").read_text())
     assert state(child) in ("S", "R") and state(entry["pid"]) in ("S", "R")
@@ -138,11 +147,14 @@ async def test_tree_of_an_escaped_root_is_killed_with_it(make_ctx: MakeCtx, jobs
     assert "already finished with exit code 143" in again.content
 
 
-async def test_escaped_job_ends_with_its_exit_code(make_ctx: MakeCtx, jobs: JobManager, events: Events,
-                                                   ws: Path) -> None:
+async def test_escaped_job_ends_with_its_exit_code(
+    make_ctx: MakeCtx, jobs: JobManager, events: Events, ws: Path
+) -> None:
     gate = ws / "gate"
     out = await BashTool().run(
-        BashParams(command=f"setsid sh -c 'while [ ! -e {gate} ]; do sleep 0.02; done; exit 5' &"), make_ctx(jobs))
+        BashParams(command=f"setsid sh -c 'while [ ! -e {gate} ]; do sleep 0.02; done; exit 5' &"),
+        make_ctx(jobs),
+    )
     [entry] = out.details["escaped"]
     job = jobs.get(entry["job_id"])
     assert isinstance(job, EscapedJob)
@@ -158,12 +170,14 @@ async def test_escaped_job_ends_with_its_exit_code(make_ctx: MakeCtx, jobs: JobM
     assert "ended with exit code 5" in result.content and not result.details["running"]
 
 
-async def test_a_job_that_ends_lists_what_it_left_running(make_ctx: MakeCtx, jobs: JobManager, events: Events,
-                                                           ws: Path) -> None:
+async def test_a_job_that_ends_lists_what_it_left_running(
+    make_ctx: MakeCtx, jobs: JobManager, events: Events, ws: Path
+) -> None:
     gate = ws / "gate"
     out = await BashTool().run(
         BashParams(command=f"setsid sleep 300 & while [ ! -e {gate} ]; do sleep 0.02; done", timeout=0.3),
-        make_ctx(jobs))
+        make_ctx(jobs),
+    )
     assert out.details["background"]
     gate.touch()
     with anyio.fail_after(5):
@@ -206,7 +220,9 @@ def test_kill_all_at_exit_kills_escaped_processes(ws: Path, tmp_path: Path) -> N
     until(lambda: all(gone(p) for p in pids), 3.0, "all gone")
 
 
-async def test_without_a_job_manager_escaped_processes_are_named_and_killed_at_exit(make_ctx: MakeCtx) -> None:
+async def test_without_a_job_manager_escaped_processes_are_named_and_killed_at_exit(
+    make_ctx: MakeCtx,
+) -> None:
     out = await BashTool().run(BashParams(command="setsid sleep 300 &"), make_ctx())
     [entry] = out.details["escaped"]
     assert "OwlTUI kills it when it exits" in out.content
@@ -252,8 +268,12 @@ async def test_an_unattributed_setsid_zombie_is_reaped_after_it_lingers(
     """A setsid orphan without OwlTUI's mark that died before any scan saw it."""
     monkeypatch.setattr(reaper_mod, "LINGER", 0.2)
     out = await BashTool().run(
-        BashParams(command="(env -u OWLTUI_PROC setsid sh -c 'sleep 0.1; echo $$ > pid' &); "
-                           "while [ ! -s pid ]; do sleep 0.01; done"), make_ctx())
+        BashParams(
+            command="(env -u OWLTUI_PROC setsid sh -c 'sleep 0.1; echo $$ > pid' &); "
+            "while [ ! -s pid ]; do sleep 0.01; done"
+        ),
+        make_ctx(),
+    )
     assert not out.is_error
     pid = int((ws / "pid").read_text())
     until(lambda: gone(pid), 3.0, "zombie reaped")

@@ -14,8 +14,7 @@ from owltui.agent.events import Event
 from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.session.runtime import Options, Runtime, build_runtime
 from owltui.tools.reaper import read_stat
-
-from .conftest import until
+from tests.tools.conftest import until
 
 pytestmark = pytest.mark.anyio
 
@@ -25,8 +24,12 @@ def _build(tmp_path: Path, steps: list[Step], config: str = "") -> tuple[Runtime
     ws.mkdir(exist_ok=True)
     (tmp_path / "cfg" / "owltui").mkdir(parents=True, exist_ok=True)
     (tmp_path / "cfg" / "owltui" / "config.toml").write_text(config)
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    env = {
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "HOME": str(tmp_path),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+    }
     model = ScriptedModel(steps)
     rt = build_runtime(Options(workspace=ws, yes=True, interactive=False), model=model, env=env)
     events: list[Event] = []
@@ -35,8 +38,10 @@ def _build(tmp_path: Path, steps: list[Step], config: str = "") -> tuple[Runtime
 
 
 async def test_escaped_process_does_not_hold_print_mode_and_dies_with_the_runtime(tmp_path: Path) -> None:
-    steps = [Step(calls=[Call("bash", {"command": "setsid sleep 300 & echo started"})]),
-             Step(text="Started it.")]
+    steps = [
+        Step(calls=[Call("bash", {"command": "setsid sleep 300 & echo started"})]),
+        Step(text="Started it."),
+    ]
     rt, model, events = _build(tmp_path, steps)
     async with rt:
         rt.agent.prompt("start a server")

@@ -27,8 +27,9 @@ from owltui.tools.sandbox import SandboxPolicy, capabilities, child_env, explain
 
 CAPS = capabilities()
 needs_landlock = pytest.mark.skipif(CAPS.landlock_abi < 1, reason="this kernel has no Landlock")
-needs_ns = pytest.mark.skipif(CAPS.landlock_abi < 1 or not CAPS.namespaces,
-                              reason="no Landlock or no namespaces here")
+needs_ns = pytest.mark.skipif(
+    CAPS.landlock_abi < 1 or not CAPS.namespaces, reason="no Landlock or no namespaces here"
+)
 pytestmark = pytest.mark.anyio
 
 
@@ -64,10 +65,13 @@ async def test_writing_to_home_fails_with_the_sandbox_message(repo: Path, outsid
 async def test_the_workspace_and_the_temp_dir_are_writable(repo: Path, tmp_path: Path) -> None:
     scratch = Path(tempfile.gettempdir()) / f"owltui-sandbox-{uuid.uuid4().hex[:8]}"
     try:
-        out = await bash(repo, f"mkdir -p build/x && echo hi > build/x/f && rm src.txt && mv build b2 && "
-                               f"echo t > {scratch} && cat {scratch} && echo z > /dev/null && "
-                               f"git add -A && git -c user.name=a -c user.email=a@b commit -qm one && echo ok",
-                         SandboxPolicy("workspace-write", repo))
+        out = await bash(
+            repo,
+            f"mkdir -p build/x && echo hi > build/x/f && rm src.txt && mv build b2 && "
+            f"echo t > {scratch} && cat {scratch} && echo z > /dev/null && "
+            f"git add -A && git -c user.name=a -c user.email=a@b commit -qm one && echo ok",
+            SandboxPolicy("workspace-write", repo),
+        )
         assert not out.is_error, out.content
         assert out.content.endswith("ok\n")
         assert (repo / "b2" / "x" / "f").read_text() == "hi\n" and not (repo / "src.txt").exists()
@@ -78,8 +82,11 @@ async def test_the_workspace_and_the_temp_dir_are_writable(repo: Path, tmp_path:
 
 @needs_landlock
 async def test_sandbox_writable_adds_a_place(repo: Path, outside: Path) -> None:
-    out = await bash(repo, f"touch {outside}/allowed && echo ok",
-                     SandboxPolicy("workspace-write", repo, writable=[outside]))
+    out = await bash(
+        repo,
+        f"touch {outside}/allowed && echo ok",
+        SandboxPolicy("workspace-write", repo, writable=[outside]),
+    )
     assert not out.is_error, out.content
     assert (outside / "allowed").exists()
 
@@ -113,7 +120,9 @@ async def test_git_config_hooks_and_owltui_are_read_only(repo: Path, userns: boo
     assert "blocked by the sandbox: .git/config is protected configuration" in out.content
     assert out.details["sandbox_blocked"] is True
     # and the rest of .git works: a commit writes objects, refs and the index
-    out = await bash(repo, "git add -A && git -c user.name=a -c user.email=a@b commit -qm x && echo ok", policy)
+    out = await bash(
+        repo, "git add -A && git -c user.name=a -c user.email=a@b commit -qm x && echo ok", policy
+    )
     assert out.content.endswith("ok\n"), out.content
 
 
@@ -230,10 +239,16 @@ async def test_background_jobs_are_sandboxed(repo: Path, outside: Path, tmp_path
 
 
 async def test_env_shows_no_keys(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    values = {"ANTHROPIC_API_KEY": "sk-ant-envtest-0123456789", "OPENAI_API_KEY": "sk-envtest-abcdefghij",
-              "GITHUB_TOKEN": "ghp_envtest_0123456789", "db_password": "hunter2-envtest",
-              "AWS_SECRET_ACCESS_KEY": "awssecret-envtest-01", "OPENAI_BASE_URL": "https://u:pw-envtest@h/v1",
-              "KEEP_THIS_TOKEN": "kept-envtest-value", "PLAIN_VAR": "plain-envtest"}
+    values = {
+        "ANTHROPIC_API_KEY": "sk-ant-envtest-0123456789",
+        "OPENAI_API_KEY": "sk-envtest-abcdefghij",
+        "GITHUB_TOKEN": "ghp_envtest_0123456789",
+        "db_password": "hunter2-envtest",
+        "AWS_SECRET_ACCESS_KEY": "awssecret-envtest-01",
+        "OPENAI_BASE_URL": "https://u:pw-envtest@h/v1",
+        "KEEP_THIS_TOKEN": "kept-envtest-value",
+        "PLAIN_VAR": "plain-envtest",
+    }
     for k, v in values.items():
         monkeypatch.setenv(k, v)
     out = await bash(repo, "env", SandboxPolicy("workspace-write", repo, env_keep=["KEEP_*"]))
@@ -246,34 +261,49 @@ async def test_env_shows_no_keys(repo: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_child_env_rules() -> None:
-    env = {"API_KEY": "x", "my_key_file": "x", "Secret_Thing": "x", "GH_TOKEN": "x", "PASSWORD": "x",
-           "HOME": "/h", "PATH": "/bin", "OPENAI_BASE_URL": "http://a:b@h", "ANTHROPIC_BASE_URL": "http://h"}
+    env = {
+        "API_KEY": "x",
+        "my_key_file": "x",
+        "Secret_Thing": "x",
+        "GH_TOKEN": "x",
+        "PASSWORD": "x",
+        "HOME": "/h",
+        "PATH": "/bin",
+        "OPENAI_BASE_URL": "http://a:b@h",
+        "ANTHROPIC_BASE_URL": "http://h",
+    }
     assert child_env(env) == {"HOME": "/h", "PATH": "/bin", "ANTHROPIC_BASE_URL": "http://h"}
     assert "GH_TOKEN" in child_env(env, ["GH_TOKEN"]) and "API_KEY" not in child_env(env, ["GH_TOKEN"])
 
 
 # ---- explaining failures --------------------------------------------------------------------------
 @needs_landlock
-@pytest.mark.parametrize("line", [
-    "touch: cannot touch '{p}/x': Permission denied",
-    "/bin/bash: line 1: {p}/x: Permission denied",
-    "mkdir: cannot create directory ‘{p}/d’: Permission denied",
-    "PermissionError: [Errno 13] Permission denied: '{p}/x'",
-    "npm ERR! Error: EACCES: permission denied, mkdir '{p}/.npm/_cacache'",
-    "cp: cannot create regular file '{p}/x': Permission denied",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "touch: cannot touch '{p}/x': Permission denied",
+        "/bin/bash: line 1: {p}/x: Permission denied",
+        "mkdir: cannot create directory ‘{p}/d’: Permission denied",
+        "PermissionError: [Errno 13] Permission denied: '{p}/x'",
+        "npm ERR! Error: EACCES: permission denied, mkdir '{p}/.npm/_cacache'",
+        "cp: cannot create regular file '{p}/x': Permission denied",
+    ],
+)
 def test_explain_recognises_refused_writes_outside(repo: Path, outside: Path, line: str) -> None:
     note = explain_blocked(SandboxPolicy("workspace-write", repo), line.format(p=outside), repo)
     assert note is not None and "writes outside the workspace" in note and str(outside) in note
 
 
 @needs_landlock
-@pytest.mark.parametrize("line", [
-    "bash: ./build/x: Permission denied",  # inside the workspace: not the sandbox
-    "error: something unrelated",
-    "ls: cannot open directory '/tmp/x': Permission denied",
-    "Permission denied (publickey).",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "bash: ./build/x: Permission denied",  # inside the workspace: not the sandbox
+        "error: something unrelated",
+        "ls: cannot open directory '/tmp/x': Permission denied",
+        "Permission denied (publickey).",
+    ],
+)
 def test_explain_stays_quiet_otherwise(repo: Path, line: str) -> None:
     assert explain_blocked(SandboxPolicy("workspace-write", repo), line, repo) is None
 

@@ -11,8 +11,7 @@ from owltui.agent.tool import ToolError
 from owltui.tools.bash import BashParams, BashTool
 from owltui.tools.jobs import JobKillParams, JobKillTool, JobManager, JobOutputParams, JobOutputTool
 from owltui.tools.proc import Proc, group_alive
-
-from .conftest import Events, MakeCtx, group_members, wait_gone
+from tests.tools.conftest import Events, MakeCtx, group_members, wait_gone
 
 pytestmark = pytest.mark.anyio
 
@@ -266,17 +265,23 @@ async def test_killed_at_the_cap_is_said_when_output_spills(make_ctx: MakeCtx) -
     out.full_output.unlink()
 
 
-async def test_a_finished_jobs_spilled_output_keeps_its_status(make_ctx: MakeCtx, jobs: JobManager,
-                                                                ws: Path) -> None:
+async def test_a_finished_jobs_spilled_output_keeps_its_status(
+    make_ctx: MakeCtx, jobs: JobManager, ws: Path
+) -> None:
     gate = ws / "gate"
     started = await BashTool().run(
         BashParams(command=f"while [ ! -e {gate} ]; do sleep 0.02; done; seq 1 100000; exit 4", timeout=0.2),
-        make_ctx(jobs))
+        make_ctx(jobs),
+    )
     assert started.details["background"]
     gate.touch()
-    out = await JobOutputTool().run(JobOutputParams(job_id=started.details["job_id"], wait=10), make_ctx(jobs))
+    out = await JobOutputTool().run(
+        JobOutputParams(job_id=started.details["job_id"], wait=10), make_ctx(jobs)
+    )
     assert out.full_output is not None and out.details["status"] == "job 1 finished, exit code 4"
     assert started.details["status"] == "still running as job 1"
-    assert out.full_output.read_text().endswith("100000\n\n[Job 1 finished with exit code 4: "
-                                                f"while [ ! -e {gate} ]; do sleep 0.02; done; seq 1 100000; exit 4]\n")
+    assert out.full_output.read_text().endswith(
+        "100000\n\n[Job 1 finished with exit code 4: "
+        f"while [ ! -e {gate} ]; do sleep 0.02; done; seq 1 100000; exit 4]\n"
+    )
     out.full_output.unlink()

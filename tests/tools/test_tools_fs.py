@@ -7,8 +7,7 @@ import pytest
 
 from owltui.agent.tool import ToolError
 from owltui.tools.fs import EditParams, EditTool, ReadParams, ReadTool, WriteParams, WriteTool
-
-from .conftest import MakeCtx
+from tests.tools.conftest import MakeCtx
 
 pytestmark = pytest.mark.anyio
 
@@ -61,7 +60,9 @@ async def test_read_a_huge_single_line_by_character_ranges(ws: Path, make_ctx: M
     first = out.split("\n")[0].split("\t", 1)[1]
     assert line.startswith(first)
     note = out.rsplit("\n", 1)[1]
-    assert note.startswith(f"[Line 1 has 210000 characters; characters 1-{len(first)} are shown (the file has 2 lines).")
+    assert note.startswith(
+        f"[Line 1 has 210000 characters; characters 1-{len(first)} are shown (the file has 2 lines)."
+    )
     assert note.endswith(f"Continue with offset=1, column={len(first) + 1}.]")
     got = first
     while True:  # follow the notices: the pieces put the line back together exactly
@@ -335,7 +336,9 @@ async def test_read_decodes_and_names_encodings(ws: Path, make_ctx: MakeCtx) -> 
     assert out == (
         "     1\théllo = 1\n     2\twörld = 2\n\n[UTF-16 LE with BOM, CRLF line endings; edit and write keep them.]"
     )
-    assert (await read(make_ctx, path="utf16be")).startswith("     1\théllo = 1\n     2\twörld = 2\n\n[UTF-16 BE")
+    assert (await read(make_ctx, path="utf16be")).startswith(
+        "     1\théllo = 1\n     2\twörld = 2\n\n[UTF-16 BE"
+    )
     out = await ReadTool().run(ReadParams(path="latin1"), make_ctx())
     assert out.details["encoding"] == "Windows-1252 (Latin-1)" and out.details["no_spill"] is True
 
@@ -350,8 +353,12 @@ async def test_read_decodes_and_names_encodings(ws: Path, make_ctx: MakeCtx) -> 
         ("bom", "import os\n", "import re\nimport os\n", b"\xef\xbb\xbfimport re\r\nimport os\r\nx = 1\r\n"),
         ("latin1", "café", "thé", b"th\xe9 = 1\n\x93quoted\x94 = 2\n"),
         ("latin1", "“quoted” = 2", "«q» = 3", b"caf\xe9 = 1\n\xabq\xbb = 3\n"),
-        ("utf16le", "wörld = 2", "wörld = 3\nzwei = 4",
-         b"\xff\xfe" + "héllo = 1\r\nwörld = 3\r\nzwei = 4\r\n".encode("utf-16-le")),
+        (
+            "utf16le",
+            "wörld = 2",
+            "wörld = 3\nzwei = 4",
+            b"\xff\xfe" + "héllo = 1\r\nwörld = 3\r\nzwei = 4\r\n".encode("utf-16-le"),
+        ),
         ("utf16be", "héllo", "hallo", b"\xfe\xff" + "hallo = 1\nwörld = 2\n".encode("utf-16-be")),
     ],
 )
@@ -369,8 +376,12 @@ async def test_edit_accepts_text_as_read_shows_it(ws: Path, make_ctx: MakeCtx) -
     shown = await read(make_ctx, path="c.txt")
     lines = [row.split("\t", 1)[1] for row in shown.split("\n\n")[0].split("\n")]
     assert lines == ["progress 10%␍progress 100%", "␌page ␛[1mbold", "stray \\xff byte", "naïve café"]
-    out = await edit(make_ctx, path="c.txt", old_text="\n".join(lines[:3]),
-                     new_text="progress 10%␍progress 50%\n␌page ␛[1mbold\nstray \\xff bytes")
+    out = await edit(
+        make_ctx,
+        path="c.txt",
+        old_text="\n".join(lines[:3]),
+        new_text="progress 10%␍progress 50%\n␌page ␛[1mbold\nstray \\xff bytes",
+    )
     assert (ws / "c.txt").read_bytes() == (
         b"progress 10%\rprogress 50%\r\n\x0cpage \x1b[1mbold\r\nstray \xff bytes\r\nna\xc3\xafve caf\xc3\xa9\r\n"
     )

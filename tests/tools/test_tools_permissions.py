@@ -221,7 +221,9 @@ def test_proposed_rules_never_match_another_command_through_its_own_globs(ws: Pa
     for other in ("find . -delete", "find . -name x.pyc -delete", "find / -name anything.pyc -delete"):
         assert not rule_matches(rule, other)
     (rule,) = policy.proposed_rules(call("write", path="src/[a]*.py", content=""))
-    assert rule == "src/[[]a][*].py" and rule_matches(rule, "src/[a]*.py") and not rule_matches(rule, "src/x.py")
+    assert (
+        rule == "src/[[]a][*].py" and rule_matches(rule, "src/[a]*.py") and not rule_matches(rule, "src/x.py")
+    )
 
 
 def test_parts_already_allowed_are_not_proposed_again(ws: Path) -> None:
@@ -260,8 +262,14 @@ async def test_always_on_a_destructive_command_saves_exactly_that_command(ws: Pa
 
 
 # ---- protected configuration ----------------------------------------------------------------------
-PROTECTED = [".owltui/permissions.toml", ".owltui/commands/x.md", ".git/config", ".git/hooks/pre-commit",
-             ".git/config.worktree", ".GIT/Config"]
+PROTECTED = [
+    ".owltui/permissions.toml",
+    ".owltui/commands/x.md",
+    ".git/config",
+    ".git/hooks/pre-commit",
+    ".git/config.worktree",
+    ".GIT/Config",
+]
 
 
 @pytest.mark.parametrize("mode", ["ask", "edits", "yolo"])
@@ -297,7 +305,8 @@ async def test_protected_path_named_exactly_by_a_rule_is_allowed_without_asking(
         assert await policy.check(call("write", path=".git/hooks/pre-push", content=""), False) is not None
         assert await policy.check(call("write", path=".git/config", content=""), False) is not None
     verdict = await PermissionPolicy(ws, "read-only").check(
-        call("write", path=".git/hooks/pre-commit", content=""), False)
+        call("write", path=".git/hooks/pre-commit", content=""), False
+    )
     assert verdict is not None and "read-only" in verdict
 
 
@@ -355,8 +364,11 @@ async def test_read_only_refuses_bash_write_edit_whatever_else(ws: Path) -> None
     (ws / ".owltui").mkdir()
     (ws / ".owltui" / "permissions.toml").write_text('[allow]\nbash = ["*"]\nwrite = ["*"]\n')
     policy = PermissionPolicy(ws, "read-only", Asker())
-    for c in (call("bash", command="ls"), call("write", path="a", content=""),
-              call("edit", path="a", old_text="a", new_text="b")):
+    for c in (
+        call("bash", command="ls"),
+        call("write", path="a", content=""),
+        call("edit", path="a", old_text="a", new_text="b"),
+    ):
         verdict = await policy.check(c, read_only=False)
         assert verdict is not None and "read-only mode" in verdict
     assert await policy.check(call("bash", command="ls"), read_only=True) is not None
@@ -372,15 +384,18 @@ async def test_without_a_sandbox_every_command_asks(ws: Path, mode: str) -> None
     assert [name for name, _ in asker.asked] == ["bash"]
     review = policy.review(call("bash", command="ls"))
     assert review.forced and any("sandbox" in n for n in review.notes)
-    verdict = await PermissionPolicy(ws, mode, None, sandbox_enforced=False).check(call("bash", command="ls"),
-                                                                                   False)
+    verdict = await PermissionPolicy(ws, mode, None, sandbox_enforced=False).check(
+        call("bash", command="ls"), False
+    )
     assert verdict is not None and "sandbox" in verdict
     # --sandbox off, said explicitly: the rules and the mode decide again
     off = PermissionPolicy(ws, mode, None, sandbox_enforced=False, sandbox_off=True)
     assert await off.check(call("bash", command="ls -la"), False) is None
     # only bash is concerned
-    assert await PermissionPolicy(ws, mode, None, sandbox_enforced=False).check(call("read", path="x"),
-                                                                                True) is None
+    assert (
+        await PermissionPolicy(ws, mode, None, sandbox_enforced=False).check(call("read", path="x"), True)
+        is None
+    )
 
 
 async def test_a_program_by_relative_path_after_cd_elsewhere_asks(ws: Path) -> None:

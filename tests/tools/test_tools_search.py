@@ -6,8 +6,7 @@ import pytest
 from owltui.agent.tool import ToolError
 from owltui.tools import search
 from owltui.tools.search import FindParams, FindTool, GrepParams, GrepTool, LsParams, LsTool
-
-from .conftest import MakeCtx
+from tests.tools.conftest import MakeCtx
 
 pytestmark = pytest.mark.anyio
 
@@ -161,7 +160,11 @@ async def test_non_utf8_names_in_ls_find_and_grep(ws: Path, make_ctx: MakeCtx) -
     assert found.splitlines() == ["bad_\\xff.txt", "dir_\\xfe/x.txt", "tab␉here.txt"]
     assert (await FindTool().run(FindParams(pattern="bad_*"), make_ctx())).content == "bad_\\xff.txt"
     hits = await grep(make_ctx, pattern="needle")
-    assert hits.splitlines() == ["bad_\\xff.txt:1: needle", "dir_\\xfe/x.txt:1: needle", "tab␉here.txt:1: needle"]
+    assert hits.splitlines() == [
+        "bad_\\xff.txt:1: needle",
+        "dir_\\xfe/x.txt:1: needle",
+        "tab␉here.txt:1: needle",
+    ]
     assert await grep(make_ctx, pattern="needle", path="dir_\\xfe") == "dir_\\xfe/x.txt:1: needle"
     for text in (ls, found, hits):
         text.encode("utf-8")  # never a surrogate
@@ -239,5 +242,7 @@ async def test_grep_counts_matches_not_shown_under_a_path_glob(ws: Path, make_ct
             (ws / d / f"f{i}.py").write_text("hit\n" * 50)
     out = await GrepTool().run(GrepParams(pattern="hit", glob="*/x/*.py"), make_ctx())  # checked here
     assert out.details["matches"] == 300 and out.details["shown"] == 100
-    assert out.content.endswith("[200 more matching lines not shown (300 in all); narrow the pattern, path or glob.]")
+    assert out.content.endswith(
+        "[200 more matching lines not shown (300 in all); narrow the pattern, path or glob.]"
+    )
     assert {line.split("/")[1] for line in out.content.split("\n\n")[0].splitlines()} == {"x"}

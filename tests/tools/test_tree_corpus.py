@@ -131,11 +131,30 @@ async def test_find_lists_exactly_what_rg_files_lists(corpus: Path) -> None:
     dirs = {f for f in found if f.endswith("/")}
     assert dirs == {".hidden/", "src/", "src/deep/"}  # directories holding listed files
     # the cases themselves
-    for gone in ("debug.log", "build/out.py", "src/db_secret.py", "src/y.tmp", "only_rg_ignores.txt",
-                 "excluded_by_info.txt", "x.parentignored", "tracked.log", "link_dir", "loop"):
+    for gone in (
+        "debug.log",
+        "build/out.py",
+        "src/db_secret.py",
+        "src/y.tmp",
+        "only_rg_ignores.txt",
+        "excluded_by_info.txt",
+        "x.parentignored",
+        "tracked.log",
+        "link_dir",
+        "loop",
+    ):
         assert gone not in files, gone
-    for kept in ("keep.log", "src/important_secret.py", "src/deep/x.tmp", ".hidden/config.py",
-                 ".hidden.txt", "big.txt", "bad_\\xff.txt", "tab␉here.txt", "u16.txt"):
+    for kept in (
+        "keep.log",
+        "src/important_secret.py",
+        "src/deep/x.tmp",
+        ".hidden/config.py",
+        ".hidden.txt",
+        "big.txt",
+        "bad_\\xff.txt",
+        "tab␉here.txt",
+        "u16.txt",
+    ):
         assert kept in files, kept
 
 
@@ -146,7 +165,11 @@ async def test_find_matches_git_ls_files_but_for_the_documented_differences(corp
     assert listed - files == {
         "only_rg_ignores.txt",  # .ignore is ripgrep's
         "tracked.log",  # tracked but ignored: git lists it, ripgrep cannot know
-        "link_dir", "link_file.py", "broken", "loop", "src/deep/up",  # symlinks are not listed
+        "link_dir",
+        "link_file.py",
+        "broken",
+        "loop",
+        "src/deep/up",  # symlinks are not listed
     }
 
 
@@ -220,7 +243,9 @@ async def test_grep_reports_exactly_what_rg_reports(corpus: Path, pattern: str) 
      ("TODO", "*_secret.py"), ("TODO", "*.tmp"), ("value|TODO", "*.{txt,py}"), ("TODO|value", "*/deep/*"),
      ("TODO", "*/*_secret.py"), ("TODO|value", "s*/**")],
 )  # fmt: skip
-async def test_grep_globs_select_among_the_files_rg_would_search(corpus: Path, pattern: str, glob: str) -> None:
+async def test_grep_globs_select_among_the_files_rg_would_search(
+    corpus: Path, pattern: str, glob: str
+) -> None:
     """A glob narrows rg's own file set: never an ignored file (rg's -g would bring some back)."""
     regex = glob_regex(glob)
     want = [(p, n) for p, n, _ in rg_lines(corpus, pattern) if regex.match(p.replace("␉", "\t"))]

@@ -32,14 +32,16 @@ def owl_app(runtime: Any = None, **kw: Any) -> OwlApp:
     return OwlApp(runtime, **kw)
 
 
-def make_app(steps: list[Step] | None = None, *, tools: list[Any] | None = None,
-             workspace: Path = WORKSPACE, **kw: Any) -> OwlApp:
+def make_app(
+    steps: list[Step] | None = None, *, tools: list[Any] | None = None, workspace: Path = WORKSPACE, **kw: Any
+) -> OwlApp:
     runtime = LocalRuntime(ScriptedModel(steps or [], name="scripted"), tools=tools, workspace=workspace)
     return owl_app(runtime, **kw)
 
 
-async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], what: str = "condition",
-                   limit: int = 400) -> None:
+async def wait_for(
+    pilot: Pilot[Any], cond: Callable[[], bool], what: str = "condition", limit: int = 400
+) -> None:
     """Let the app process messages until ``cond()`` holds (bounded by a number of rounds)."""
     for _ in range(limit):
         if cond():
@@ -91,13 +93,22 @@ class SlowTool:
         return ToolOutput(f"done: {args.text}")
 
 
-def make_runtime_app(steps: list[Step], workspace: Path, env: dict[str, str], *,
-                     tools: list[Any] | None = None, warn: Callable[[str], None] | None = None,
-                     options: dict[str, Any] | None = None, **kw: Any) -> OwlApp:
+def make_runtime_app(
+    steps: list[Step],
+    workspace: Path,
+    env: dict[str, str],
+    *,
+    tools: list[Any] | None = None,
+    warn: Callable[[str], None] | None = None,
+    options: dict[str, Any] | None = None,
+    **kw: Any,
+) -> OwlApp:
     """An app around the real runtime (``build_runtime``) and a scripted model; ``options`` are more
     ``Options`` fields (no session unless ``no_session=False``), ``kw`` go to ``owl_app``."""
     from owltui.session.runtime import Options, build_runtime
 
     chosen = Options(**{"no_session": True, "workspace": workspace, **(options or {})})
-    runtime = build_runtime(chosen, model=ScriptedModel(steps, name="scripted"), env=env, tools=tools, warn=warn)
+    runtime = build_runtime(
+        chosen, model=ScriptedModel(steps, name="scripted"), env=env, tools=tools, warn=warn
+    )
     return owl_app(runtime, **kw)

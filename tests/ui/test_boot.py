@@ -28,13 +28,23 @@ from owltui.ui.boot import BootView, Started
 from owltui.ui.host import LocalRuntime
 from owltui.ui.launch import configured_theme, launch
 from owltui.ui.main_screen import MainScreen
-
-from .conftest import SIZE, WORKSPACE, owl_app, texts, wait_for
+from tests.ui.conftest import SIZE, WORKSPACE, owl_app, texts, wait_for
 
 pytestmark = pytest.mark.anyio
 
-HEAVY = ("pydantic", "owltui.agent", "owltui.tools", "owltui.session.runtime", "owltui.session.commands",
-         "owltui.providers.base", "httpx", "anyio", "rich.markdown", "markdown_it", "mcp")
+HEAVY = (
+    "pydantic",
+    "owltui.agent",
+    "owltui.tools",
+    "owltui.session.runtime",
+    "owltui.session.commands",
+    "owltui.providers.base",
+    "httpx",
+    "anyio",
+    "rich.markdown",
+    "markdown_it",
+    "mcp",
+)
 
 
 def test_first_frame_path_imports_nothing_heavy(tmp_path: Path) -> None:
@@ -51,8 +61,15 @@ def test_first_frame_path_imports_nothing_heavy(tmp_path: Path) -> None:
         f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({HEAVY!r}))))\n"
     )
     env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True,
-                         cwd=tmp_path, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert json.loads(out.stdout) == []
 
 
@@ -109,8 +126,10 @@ async def test_typed_on_the_first_frame_is_kept_and_sent_in_order() -> None:
         assert app.focused is app.input
         await wait_for(pilot, lambda: model.calls >= 2 and not app.agent.running, "both sent")
         users = [m for m in model.requests[-1].messages if isinstance(m, UserMessage)]
-        assert [(m.text, m.lane) for m in users][:2] == [("first question", "user"),
-                                                         ("and then this", "follow_up")]
+        assert [(m.text, m.lane) for m in users][:2] == [
+            ("first question", "user"),
+            ("and then this", "follow_up"),
+        ]
         assert "first question" in texts(app, InputBlock)
         assert not boot.is_attached, "the first frame is gone"
         await app.action_quit()
@@ -156,9 +175,9 @@ async def test_start_error_ends_the_app_keeping_what_was_typed() -> None:
     assert app.unsent == ["a long prompt", "half typed"]  # launch prints them (below)
 
 
-def test_launch_start_error_is_one_line_and_keeps_what_was_typed(monkeypatch: pytest.MonkeyPatch,
-                                                                    capsys: pytest.CaptureFixture[str],
-                                                                    tmp_path: Path) -> None:
+def test_launch_start_error_is_one_line_and_keeps_what_was_typed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """``launch`` end to end with a headless app: the build fails after the first frame -> one line."""
     import owltui.session.runtime as runtime_mod
 
@@ -201,8 +220,12 @@ def test_launch_start_error_is_one_line_and_keeps_what_was_typed(monkeypatch: py
     monkeypatch.setattr(runtime_mod, "build_runtime", failing_later)
     assert launch(typed_then_fails, Options(no_session=True, workspace=tmp_path)) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err[-4:] == ["owltui: no API key for openai", "owltui: not sent (typed while OwlTUI was starting):",
-                        "my prompt", "more"]
+    assert err[-4:] == [
+        "owltui: no API key for openai",
+        "owltui: not sent (typed while OwlTUI was starting):",
+        "my prompt",
+        "more",
+    ]
 
 
 def test_launch_closes_an_untaken_runtime(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -11,10 +11,9 @@ from owltui.agent.scripted import Step
 from owltui.ui.blocks import AssistantBlock, InputBlock, NoticeBlock
 from owltui.ui.picker import PickerScreen
 from owltui.ui.prompt_input import CompletionList
-
-from .conftest import SIZE, make_app, make_runtime_app, wait_for
-from .test_input import type_text
-from .test_tools_approvals import env_for
+from tests.ui.conftest import SIZE, make_app, make_runtime_app, wait_for
+from tests.ui.test_input import type_text
+from tests.ui.test_tools_approvals import env_for
 
 pytestmark = pytest.mark.anyio
 
@@ -112,8 +111,18 @@ async def test_command_palette_lists_commands() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        for name in ("pause", "resume", "require", "model", "sessions", "new", "compact", "theme", "help",
-                     "quit"):
+        for name in (
+            "pause",
+            "resume",
+            "require",
+            "model",
+            "sessions",
+            "new",
+            "compact",
+            "theme",
+            "help",
+            "quit",
+        ):
             assert f"/{name}" in titles
         palette_pause = next(c for c in app.get_system_commands(app.screen) if c.title == "/pause")
         palette_pause.callback()

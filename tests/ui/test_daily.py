@@ -23,10 +23,9 @@ from owltui.ui.picker import PickerScreen
 from owltui.ui.plain import resume_line
 from owltui.ui.prompt_input import CompletionList
 from owltui.ui.tool_block import ToolBlock
-
-from .conftest import SIZE, SlowTool, make_app, make_runtime_app, owl_app, wait_for
-from .test_input import abort_with_a_follow_up_queued, start_run, type_text
-from .test_tools_approvals import env_for
+from tests.ui.conftest import SIZE, SlowTool, make_app, make_runtime_app, owl_app, wait_for
+from tests.ui.test_input import abort_with_a_follow_up_queued, start_run, type_text
+from tests.ui.test_tools_approvals import env_for
 
 pytestmark = pytest.mark.anyio
 
@@ -57,8 +56,9 @@ async def test_shell_command_shows_its_block_and_no_stale_echo(tmp_path: Path) -
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         await send(pilot, "!echo hi")
-        await wait_for(pilot, lambda: any(b.status == "ok" for b in app.conversation.query(ToolBlock)),
-                       "the bash block")
+        await wait_for(
+            pilot, lambda: any(b.status == "ok" for b in app.conversation.query(ToolBlock)), "the bash block"
+        )
         block = app.conversation.query_one(ToolBlock)
         assert block.call_id.startswith("shell-") and "hi" in block._output
         assert not block.collapsed  # the user asked to see the output
@@ -95,12 +95,16 @@ async def test_escape_and_ctrl_c_stop_a_shell_command(tmp_path: Path, key: str) 
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         await send(pilot, "!echo started && sleep 30")
-        await wait_for(pilot, lambda: any("started" in b._output for b in app.conversation.query(ToolBlock)),
-                       "the command running")
+        await wait_for(
+            pilot,
+            lambda: any("started" in b._output for b in app.conversation.query(ToolBlock)),
+            "the command running",
+        )
         assert app.busy() and not app.agent.running
         await pilot.press(key)
-        await wait_for(pilot, lambda: app.conversation.query_one(ToolBlock).status == "cancelled", "stopped",
-                       limit=2000)
+        await wait_for(
+            pilot, lambda: app.conversation.query_one(ToolBlock).status == "cancelled", "stopped", limit=2000
+        )
         assert not background(app.runtime).keys and app.is_running
         await app.action_quit()
 
@@ -169,7 +173,9 @@ async def test_at_opens_fuzzy_file_completion(tmp_path: Path) -> None:
 async def _saved_session(ws: Path, env: dict[str, str], prompt: str, answer: str) -> str:
     tool = SlowTool()
     steps = [Step(text="Reading it.", calls=[Call("slow", {"text": "abc"})]), Step(text=answer)]
-    runtime = build_runtime(Options(workspace=ws, yes=True), model=ScriptedModel(steps), env=env, tools=[tool])
+    runtime = build_runtime(
+        Options(workspace=ws, yes=True), model=ScriptedModel(steps), env=env, tools=[tool]
+    )
     async with runtime:
         runtime.agent.prompt(prompt)
         await runtime.agent.wait_idle()
@@ -182,8 +188,9 @@ async def test_continue_draws_the_transcript_folded(tmp_path: Path) -> None:
     ws.mkdir()
     env = env_for(tmp_path)
     sid = await _saved_session(ws, env, "look at the code", "All **done** here.")
-    runtime = build_runtime(Options(workspace=ws, continue_session=True), model=ScriptedModel([]), env=env,
-                            tools=[SlowTool()])
+    runtime = build_runtime(
+        Options(workspace=ws, continue_session=True), model=ScriptedModel([]), env=env, tools=[SlowTool()]
+    )
     app = owl_app(runtime, elapsed=lambda: 1.0)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
@@ -194,7 +201,10 @@ async def test_continue_draws_the_transcript_folded(tmp_path: Path) -> None:
         block = app.conversation.query_one(ToolBlock)
         assert block.collapsed and block.status == "ok" and "done: abc" in block._output
         await wait_for(pilot, lambda: all(b.done for b in app.conversation.query(AssistantBlock)), "answers")
-        assert [b.text for b in app.conversation.query(AssistantBlock)] == ["Reading it.", "All **done** here."]
+        assert [b.text for b in app.conversation.query(AssistantBlock)] == [
+            "Reading it.",
+            "All **done** here.",
+        ]
         await pilot.pause()
         assert app.conversation.following  # the end of the transcript in view
         assert any(n.startswith(f"resumed session {sid} (4 messages)") for n in notes(app))
@@ -207,8 +217,9 @@ async def test_resume_by_id_and_the_resume_line(tmp_path: Path) -> None:
     ws.mkdir()
     env = env_for(tmp_path)
     sid = await _saved_session(ws, env, "first thing", "first answer")
-    runtime = build_runtime(Options(workspace=ws, resume=sid[:6]), model=ScriptedModel([]), env=env,
-                            tools=[SlowTool()])
+    runtime = build_runtime(
+        Options(workspace=ws, resume=sid[:6]), model=ScriptedModel([]), env=env, tools=[SlowTool()]
+    )
     app = owl_app(runtime, elapsed=lambda: 1.0)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
@@ -223,8 +234,9 @@ async def test_sessions_picker_switches_in_place(tmp_path: Path) -> None:
     ws.mkdir()
     env = env_for(tmp_path)
     old = await _saved_session(ws, env, "the old task", "old answer")
-    runtime = build_runtime(Options(workspace=ws), model=ScriptedModel([Step(text="new answer")]), env=env,
-                            tools=[SlowTool()])
+    runtime = build_runtime(
+        Options(workspace=ws), model=ScriptedModel([Step(text="new answer")]), env=env, tools=[SlowTool()]
+    )
     app = owl_app(runtime, elapsed=lambda: 1.0)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
@@ -240,7 +252,10 @@ async def test_sessions_picker_switches_in_place(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: runtime.session_id == old, "the switch")
         await wait_for(pilot, lambda: inputs(app) == [("user", "the old task")], "the old transcript")
         assert any(n.startswith(f"resumed session {old}") for n in notes(app))
-        assert next(i.text for i in app.agent.history.items() if getattr(i, "role", "") == "user") == "the old task"
+        assert (
+            next(i.text for i in app.agent.history.items() if getattr(i, "role", "") == "user")
+            == "the old task"
+        )
         await app.action_quit()
 
 
@@ -403,8 +418,9 @@ async def test_status_bar_context_spinner_and_elapsed() -> None:
 
 
 async def test_tool_blocks_expand_and_collapse_from_the_keyboard() -> None:
-    app = make_app([Step(text="running", calls=[Call("slow", {"text": "abc"})]), Step(text="done")],
-                   tools=[SlowTool()])
+    app = make_app(
+        [Step(text="running", calls=[Call("slow", {"text": "abc"})]), Step(text="done")], tools=[SlowTool()]
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         await send(pilot, "go")
@@ -429,8 +445,9 @@ async def test_welcome_line() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         (welcome,) = app.conversation.query(WelcomeBlock)
-        assert welcome.text == ("OwlTUI · scripted:scripted · /srv/project · session not saved · "
-                                "/help for commands and keys")
+        assert welcome.text == (
+            "OwlTUI · scripted:scripted · /srv/project · session not saved · /help for commands and keys"
+        )
         await app.action_quit()
 
 
@@ -553,8 +570,7 @@ def test_local_runtime_history_in_memory() -> None:
 # ---- plain mode: the follow-up lane, the resume line -------------------------------------------------
 async def test_plain_mode_alt_enter_and_followup_queue_follow_ups() -> None:
     from owltui.agent.messages import UserMessage
-
-    from .test_plain import drive, until
+    from tests.ui.test_plain import drive, until
 
     gate = anyio.Event()
     model = ScriptedModel([Step(text="working", gate=gate), Step(text="followed up")])
@@ -574,6 +590,8 @@ async def test_plain_mode_alt_enter_and_followup_queue_follow_ups() -> None:
         inp.send_text("/quit\r")
 
     out = await drive(rt, script)
-    seen = [m.text for m in model.requests[-1].messages if isinstance(m, UserMessage) and m.lane == "follow_up"]
+    seen = [
+        m.text for m in model.requests[-1].messages if isinstance(m, UserMessage) and m.lane == "follow_up"
+    ]
     assert seen[:1] == ["then the docs"]
     assert any("[follow-up] then the docs" in line for line in out)

@@ -11,10 +11,9 @@ import pytest
 from owltui.agent.scripted import Call, Step
 from owltui.ui.app import OwlApp
 from owltui.ui.pause_banner import PauseBanner
-
-from .conftest import SIZE, make_runtime_app, wait_for
-from .test_input import type_text
-from .test_tools_approvals import env_for
+from tests.ui.conftest import SIZE, make_runtime_app, wait_for
+from tests.ui.test_input import type_text
+from tests.ui.test_tools_approvals import env_for
 
 pytestmark = pytest.mark.anyio
 
@@ -27,8 +26,9 @@ def runtime_app(tmp_path: Path, steps: list[Step]) -> OwlApp:
 
 
 async def test_banner_names_the_frozen_command(tmp_path: Path) -> None:
-    app = runtime_app(tmp_path, [Step(calls=[Call("bash", {"command": "sleep 2; echo woke"})]),
-                                 Step(text="done")])
+    app = runtime_app(
+        tmp_path, [Step(calls=[Call("bash", {"command": "sleep 2; echo woke"})]), Step(text="done")]
+    )
     rt: Any = app.runtime
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
@@ -36,9 +36,17 @@ async def test_banner_names_the_frozen_command(tmp_path: Path) -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: rt.freezer is not None and bool(rt.jobs is not None), "runtime")
         # the command is running once the batch started it and its process is the freezer's
-        await wait_for(pilot, lambda: rt.agent.running and app.status.state.running
-                       and bool(app.conversation.children) and bool(rt.freezer._commands),
-                       "the command running", limit=4000)
+        await wait_for(
+            pilot,
+            lambda: (
+                rt.agent.running
+                and app.status.state.running
+                and bool(app.conversation.children)
+                and bool(rt.freezer._commands)
+            ),
+            "the command running",
+            limit=4000,
+        )
         await pilot.press("f2")
         await wait_for(pilot, lambda: rt.gate.frozen, "frozen")
         banner = app.query_one(PauseBanner)

@@ -33,29 +33,43 @@ from owltui.session.runtime import Options
 from owltui.ui.app import OwlApp
 from owltui.ui.blocks import NoticeBlock
 from owltui.ui.tool_block import ApprovalPrompt, ToolBlock
-
-from .conftest import SIZE, make_runtime_app, wait_for
-from .test_input import type_text
-from .test_tools_approvals import env_for
+from tests.ui.conftest import SIZE, make_runtime_app, wait_for
+from tests.ui.test_input import type_text
+from tests.ui.test_tools_approvals import env_for
 
 pytestmark = pytest.mark.anyio
 
 CR_COMMAND = "touch pwned #\rls -la"
 
 
-def app_for(tmp_path: Path, steps: list[Step], *, tools: list[Any] | None = None,
-            warnings: list[str] | None = None, **options: Any) -> OwlApp:
+def app_for(
+    tmp_path: Path,
+    steps: list[Step],
+    *,
+    tools: list[Any] | None = None,
+    warnings: list[str] | None = None,
+    **options: Any,
+) -> OwlApp:
     ws = tmp_path / "ws"
     ws.mkdir(parents=True, exist_ok=True)
     # notices: the list itself, which the build fills before the app is made
-    return make_runtime_app(steps, ws, env_for(tmp_path), tools=tools, options=options,
-                            warn=warnings.append if warnings is not None else None,
-                            notices=warnings if warnings is not None else ())
+    return make_runtime_app(
+        steps,
+        ws,
+        env_for(tmp_path),
+        tools=tools,
+        options=options,
+        warn=warnings.append if warnings is not None else None,
+        notices=warnings if warnings is not None else (),
+    )
 
 
 @asynccontextmanager
-async def waiting_on_approval(app: OwlApp, size: tuple[int, int] = SIZE, what: str = "approval",
-                              ) -> AsyncIterator[tuple[Pilot[Any], ApprovalPrompt]]:
+async def waiting_on_approval(
+    app: OwlApp,
+    size: tuple[int, int] = SIZE,
+    what: str = "approval",
+) -> AsyncIterator[tuple[Pilot[Any], ApprovalPrompt]]:
     """``app`` running, "go" sent and its run waiting on an approval; the app quits after."""
     async with app.run_test(size=size) as pilot:
         await wait_for(pilot, lambda: app.ready)
@@ -67,8 +81,11 @@ async def waiting_on_approval(app: OwlApp, size: tuple[int, int] = SIZE, what: s
 
 
 @asynccontextmanager
-async def asking(tmp_path: Path, command: str, size: tuple[int, int] = SIZE,
-                 ) -> AsyncIterator[tuple[OwlApp, Pilot[Any], ApprovalPrompt]]:
+async def asking(
+    tmp_path: Path,
+    command: str,
+    size: tuple[int, int] = SIZE,
+) -> AsyncIterator[tuple[OwlApp, Pilot[Any], ApprovalPrompt]]:
     """An app whose model runs ``bash {command}``, waiting on its approval."""
     app = app_for(tmp_path, [Step(calls=[Call("bash", {"command": command})]), Step(text="all done")])
     async with waiting_on_approval(app, size) as (pilot, prompt):
@@ -103,7 +120,9 @@ async def test_carriage_return_command_shows_both_parts(tmp_path: Path) -> None:
     async with asking(tmp_path, CR_COMMAND) as (app, _pilot, prompt):
         screen = "\n".join(rendered(prompt))
         assert "touch pwned #\\rls -la" in screen  # both parts, the \r as a visible escape
-        assert "control characters a terminal would act on or hide: \\r (carriage return)" in squeeze_ws(screen)
+        assert "control characters a terminal would act on or hide: \\r (carriage return)" in squeeze_ws(
+            screen
+        )
         assert "\r" not in screen
         block = app.conversation.query_one(ToolBlock)
         assert "touch pwned #\\rls -la" in str(block.title)  # the title does not collapse it either
@@ -171,8 +190,9 @@ async def test_letters_typed_while_an_approval_waits_land_in_the_input(tmp_path:
         assert not (tmp_path / "ws" / ".owltui" / "permissions.toml").exists()
 
 
-@pytest.mark.parametrize(("key", "status", "rule"), [("y", "ok", False), ("a", "ok", True),
-                                                    ("n", "refused", False)])
+@pytest.mark.parametrize(
+    ("key", "status", "rule"), [("y", "ok", False), ("a", "ok", True), ("n", "refused", False)]
+)
 async def test_ctrl_g_then_a_key_answers(tmp_path: Path, key: str, status: str, rule: bool) -> None:
     async with asking(tmp_path, "echo answered") as (app, pilot, prompt):
         assert "Ctrl+G, then y allow once a always n deny" in squeeze_ws("\n".join(rendered(prompt)))
@@ -261,16 +281,21 @@ class RerunProbe:
 
     async def run(self, args: ProbeParams, ctx: ToolContext) -> ToolOutput:
         ask = ctx.service("sandbox_rerun")
-        ok = await ask(ctx.call_id, args.command,
-                       "blocked by the sandbox: /etc/owl is outside the writable paths")
+        ok = await ask(
+            ctx.call_id, args.command, "blocked by the sandbox: /etc/owl is outside the writable paths"
+        )
         self.answers.append(ok)
         return ToolOutput(f"re-run: {ok}")
 
 
 async def test_sandbox_rerun_approval_is_distinct_and_never_automatic(tmp_path: Path) -> None:
     probe = RerunProbe()
-    app = app_for(tmp_path, [Step(calls=[Call("probe", {"command": "touch /etc/owl"})]), Step(text="ok")],
-                  tools=[probe], yes=True)  # --yes: everything else runs without asking
+    app = app_for(
+        tmp_path,
+        [Step(calls=[Call("probe", {"command": "touch /etc/owl"})]), Step(text="ok")],
+        tools=[probe],
+        yes=True,
+    )  # --yes: everything else runs without asking
     async with waiting_on_approval(app, what="re-run approval") as (pilot, prompt):
         assert prompt.has_class("-rerun") and prompt.view.rerun
         screen = squeeze_ws("\n".join(rendered(prompt)))
@@ -296,8 +321,12 @@ async def test_sandbox_rerun_approval_is_distinct_and_never_automatic(tmp_path: 
 
 async def test_sandbox_rerun_answered_while_paused_waits_for_resume(tmp_path: Path) -> None:
     probe = RerunProbe()
-    app = app_for(tmp_path, [Step(calls=[Call("probe", {"command": "touch /etc/owl"})]), Step(text="ok")],
-                  tools=[probe], yes=True)
+    app = app_for(
+        tmp_path,
+        [Step(calls=[Call("probe", {"command": "touch /etc/owl"})]), Step(text="ok")],
+        tools=[probe],
+        yes=True,
+    )
     async with waiting_on_approval(app, what="re-run approval") as (pilot, _prompt):
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.runtime.gate.paused, "paused")
@@ -326,8 +355,9 @@ async def test_startup_notes_are_shown_as_notices(tmp_path: Path) -> None:
         await app.action_quit()
 
 
-def test_run_tui_error_line_is_scrubbed(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                                        tmp_path: Path) -> None:
+def test_run_tui_error_line_is_scrubbed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     import owltui.session.runtime as runtime_mod
     from owltui.ui.app import run_tui
 

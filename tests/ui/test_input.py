@@ -10,8 +10,7 @@ from owltui.agent.messages import UserMessage
 from owltui.agent.scripted import Step
 from owltui.ui.blocks import AssistantBlock, InputBlock, NoticeBlock
 from owltui.ui.queue_panel import QueuePanel
-
-from .conftest import SIZE, make_app, wait_for
+from tests.ui.conftest import SIZE, make_app, wait_for
 
 pytestmark = pytest.mark.anyio
 
@@ -142,8 +141,11 @@ async def test_ctrl_c_during_a_run_aborts_it_and_keeps_the_queue() -> None:
     app = make_app([Step(text="never", gate=gate)])
     async with app.run_test(size=SIZE) as pilot:
         await abort_with_a_follow_up_queued(pilot, app, "ctrl+c", draft="draft")
-        await wait_for(pilot, lambda: "aborted; 1 queued message kept" in
-                       [b.text for b in app.conversation.query(NoticeBlock)], "the abort notice")
+        await wait_for(
+            pilot,
+            lambda: "aborted; 1 queued message kept" in [b.text for b in app.conversation.query(NoticeBlock)],
+            "the abort notice",
+        )
         assert app.runtime.inbox.texts("follow_up") == ["later"]
         assert app.input.text == "draft" and app.is_running  # the draft stays, nothing armed
         await pilot.press("ctrl+c")  # idle now: clears the draft

@@ -9,9 +9,8 @@ from owltui.agent.scripted import Call, Step
 from owltui.ui.blocks import InputBlock, NoticeBlock
 from owltui.ui.pause_banner import PauseBanner
 from owltui.ui.picker import PickerScreen
-
-from .conftest import SIZE, SlowTool, make_app, wait_for
-from .test_input import type_text
+from tests.ui.conftest import SIZE, SlowTool, make_app, wait_for
+from tests.ui.test_input import type_text
 
 pytestmark = pytest.mark.anyio
 
@@ -47,8 +46,9 @@ async def test_pause_and_resume_commands() -> None:
         await wait_for(pilot, lambda: any(n.startswith("resumed after") for n in notes(app)), "resume note")
         await wait_for(pilot, lambda: not banner.display)
         await app.agent.wait_idle()
-        await wait_for(pilot, lambda: ("steer", "more") in [(b.lane, b.text) for b in
-                                                            app.conversation.query(InputBlock)])
+        await wait_for(
+            pilot, lambda: ("steer", "more") in [(b.lane, b.text) for b in app.conversation.query(InputBlock)]
+        )
         await app.action_quit()
 
 

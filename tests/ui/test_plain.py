@@ -17,8 +17,7 @@ from owltui.agent.messages import UserMessage
 from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.ui.host import LocalRuntime
 from owltui.ui.plain import PlainPrinter, PlainRepl
-
-from .conftest import SlowTool
+from tests.ui.conftest import SlowTool
 
 pytestmark = pytest.mark.anyio
 
@@ -82,8 +81,9 @@ async def drive(runtime, script: Callable[..., object]) -> list[str]:
 
 async def test_stream_steer_pause_resume_require_quit() -> None:
     mid = anyio.Event()
-    model = ScriptedModel([Step(text="line one\nline two of the answer", chunk=6, mid_gate=mid),
-                           Step(text="steered answer")])
+    model = ScriptedModel(
+        [Step(text="line one\nline two of the answer", chunk=6, mid_gate=mid), Step(text="steered answer")]
+    )
     rt = LocalRuntime(model, tools=[SlowTool()])
 
     async def script(inp, out, repl) -> None:
@@ -95,7 +95,9 @@ async def test_stream_steer_pause_resume_require_quit() -> None:
         mid.set()
         await until(lambda: "steered answer" in out, "second answer")
         last = model.requests[-1].messages
-        assert [m.text for m in last if isinstance(m, UserMessage) and m.lane == "steer"] == ["mind the tests"]
+        assert [m.text for m in last if isinstance(m, UserMessage) and m.lane == "steer"] == [
+            "mind the tests"
+        ]
         inp.send_text("/pause\r")
         await until(lambda: rt.gate.paused, "paused")
         inp.send_text("/resume\r")
@@ -134,18 +136,27 @@ async def test_ctrl_c_aborts_the_run() -> None:
     await drive(rt, script)
 
 
-def _plain_runtime(tmp_path: Path, steps: list[Step], *, tools: list[object] | None = None, **options: object):
+def _plain_runtime(
+    tmp_path: Path, steps: list[Step], *, tools: list[object] | None = None, **options: object
+):
     from owltui.session.runtime import Options, build_runtime
 
     ws = tmp_path / "ws"
     ws.mkdir()
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_DATA_HOME": str(tmp_path / "d"), "HOME": str(tmp_path)}
-    return build_runtime(Options(no_session=True, workspace=ws, **options), model=ScriptedModel(steps), env=env,
-                         tools=tools)
+    env = {
+        "XDG_CONFIG_HOME": str(tmp_path / "c"),
+        "XDG_DATA_HOME": str(tmp_path / "d"),
+        "HOME": str(tmp_path),
+    }
+    return build_runtime(
+        Options(no_session=True, workspace=ws, **options), model=ScriptedModel(steps), env=env, tools=tools
+    )
 
 
 async def test_approval_is_answered_only_by_a_command(tmp_path: Path) -> None:
-    rt = _plain_runtime(tmp_path, [Step(calls=[Call("bash", {"command": "echo plain-ok"})]), Step(text="fine")])
+    rt = _plain_runtime(
+        tmp_path, [Step(calls=[Call("bash", {"command": "echo plain-ok"})]), Step(text="fine")]
+    )
 
     async def script(inp, out, repl) -> None:
         await until(lambda: any("plain mode" in line for line in out), "banner")
@@ -188,22 +199,28 @@ async def test_approval_prints_the_command_honestly(tmp_path: Path) -> None:
     assert any("control characters" in line and "\\r (carriage return)" in line for line in out)
     assert any("direction-changing" in line and "U+202E" in line for line in out)
     first = next(i for i, line in enumerate(out) if line.startswith("? Allow bash?"))
-    asked = out[first:out.index("· denied `bash`")]
+    asked = out[first : out.index("· denied `bash`")]
     assert not any("\r" in line or "\u202e" in line for line in asked)
 
 
 async def test_sandbox_rerun_in_plain_mode(tmp_path: Path) -> None:
-    from .test_honest_approvals import RerunProbe
+    from tests.ui.test_honest_approvals import RerunProbe
 
     probe = RerunProbe()
-    rt = _plain_runtime(tmp_path, [Step(calls=[Call("probe", {"command": "touch /etc/owl"})]), Step(text="probed")],
-                        tools=[probe], yes=True)
+    rt = _plain_runtime(
+        tmp_path,
+        [Step(calls=[Call("probe", {"command": "touch /etc/owl"})]), Step(text="probed")],
+        tools=[probe],
+        yes=True,
+    )
 
     async def script(inp, out, repl) -> None:
         await until(lambda: any("plain mode" in line for line in out), "banner")
         inp.send_text("run\r")
-        await until(lambda: any(line.startswith("! Run this command once WITHOUT the sandbox?") for line in out),
-                    "ask")
+        await until(
+            lambda: any(line.startswith("! Run this command once WITHOUT the sandbox?") for line in out),
+            "ask",
+        )
         assert "  blocked: blocked by the sandbox: /etc/owl is outside the writable paths" in out
         inp.send_text("/always\r")
         await until(lambda: any("allowed once or not at all" in line for line in out), "refused")

@@ -13,9 +13,8 @@ from owltui.agent.messages import UserMessage
 from owltui.agent.scripted import Step
 from owltui.ui.blocks import NoticeBlock
 from owltui.ui.queue_panel import QueueEditor, QueuePanel
-
-from .conftest import SIZE, make_app, wait_for
-from .test_input import start_run, type_text
+from tests.ui.conftest import SIZE, make_app, wait_for
+from tests.ui.test_input import start_run, type_text
 
 pytestmark = pytest.mark.anyio
 
@@ -33,8 +32,14 @@ async def queue(pilot: Any, text: str, key: str = "enter") -> None:
 
 async def test_edit_delete_move_reorder_while_paused_and_the_model_gets_the_edited_queue() -> None:
     go = anyio.Event()
-    app = make_app([Step(text="working", gate=go), Step(text="steered"), Step(text="first follow-up"),
-                    Step(text="second follow-up")])
+    app = make_app(
+        [
+            Step(text="working", gate=go),
+            Step(text="steered"),
+            Step(text="first follow-up"),
+            Step(text="second follow-up"),
+        ]
+    )
     model: Any = app.agent.config.model
     inbox = app.runtime.inbox
     async with app.run_test(size=SIZE) as pilot:
@@ -80,12 +85,15 @@ async def test_edit_delete_move_reorder_while_paused_and_the_model_gets_the_edit
         assert app.input.has_focus
         await pilot.press("f2")
         go.set()
-        await wait_for(pilot, lambda: len(model.requests) == 4 and not app.agent.running, "four requests",
-                       limit=2000)
+        await wait_for(
+            pilot, lambda: len(model.requests) == 4 and not app.agent.running, "four requests", limit=2000
+        )
         assert [last_user(v) for v in model.views[1:]] == [
-            ("steer", "a1"), ("follow_up", "c1"), ("follow_up", "f1")]
-        assert not any(isinstance(m, UserMessage) and m.text in ("b1", "b1x")
-                       for v in model.views for m in v)
+            ("steer", "a1"),
+            ("follow_up", "c1"),
+            ("follow_up", "f1"),
+        ]
+        assert not any(isinstance(m, UserMessage) and m.text in ("b1", "b1x") for v in model.views for m in v)
         await wait_for(pilot, lambda: not panel.display, "queue empties")
         await app.action_quit()
 
@@ -103,8 +111,13 @@ async def test_editing_a_message_delivered_meanwhile_is_refused_cleanly() -> Non
         go.set()  # the steer is delivered while the editor is open
         await wait_for(pilot, lambda: not app.agent.running and len(inbox) == 0, "delivered", limit=2000)
         await pilot.press("end", "!", "enter")
-        await wait_for(pilot, lambda: any("delivered or removed meanwhile" in b.text
-                                          for b in app.conversation.query(NoticeBlock)), "refusal")
+        await wait_for(
+            pilot,
+            lambda: any(
+                "delivered or removed meanwhile" in b.text for b in app.conversation.query(NoticeBlock)
+            ),
+            "refusal",
+        )
         assert app.input.has_focus and not app.query(QueueEditor)
         await app.action_quit()
 
@@ -116,8 +129,9 @@ async def test_f3_with_nothing_queued_stays_in_the_input() -> None:
         assert app.input.has_focus
         await pilot.press("f3")
         # (the hidden panel could not take the focus anyway: the note says F3 was handled)
-        await wait_for(pilot, lambda: any(n.message == "nothing queued" for n in app._notifications),
-                       "the note")
+        await wait_for(
+            pilot, lambda: any(n.message == "nothing queued" for n in app._notifications), "the note"
+        )
         assert app.input.has_focus
 
 

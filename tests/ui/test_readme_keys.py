@@ -12,8 +12,7 @@ import pytest
 from owltui.session.commands import COMMANDS
 from owltui.session.commands.keys import BINDINGS, RESERVED, default_keys, normalize
 from owltui.session.config import load_config
-
-from .conftest import SIZE, make_app, wait_for
+from tests.ui.conftest import SIZE, make_app, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -84,15 +83,18 @@ async def test_the_readme_example_works(tmp_path: Path) -> None:
         await app.action_quit()
 
 
-@pytest.mark.parametrize(("body", "said"), [
-    ('paws = "f5"', "[keys] paws: unknown binding id (ids: send, follow_up"),
-    ('pause = "ctrl+t"', "[keys] pause = \"ctrl+t\": ctrl+t is already require's key"),
-    ('pause = "f5"\nrequire = "f5"', "f5 is also given to"),
-    ('pause = "ctrl+u"', "ctrl+u is the input's delete-to-start key"),
-    ('pause = "p"', "p types text into the input"),
-    ('pause = "esc"', "unknown key 'esc' in 'esc' (Textual calls it 'escape')"),
-    ('pause = "ctrl+p"\nhistory_search = "f1"', "give palette a key too"),
-])
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ('paws = "f5"', "[keys] paws: unknown binding id (ids: send, follow_up"),
+        ('pause = "ctrl+t"', '[keys] pause = "ctrl+t": ctrl+t is already require\'s key'),
+        ('pause = "f5"\nrequire = "f5"', "f5 is also given to"),
+        ('pause = "ctrl+u"', "ctrl+u is the input's delete-to-start key"),
+        ('pause = "p"', "p types text into the input"),
+        ('pause = "esc"', "unknown key 'esc' in 'esc' (Textual calls it 'escape')"),
+        ('pause = "ctrl+p"\nhistory_search = "f1"', "give palette a key too"),
+    ],
+)
 def test_bad_keys_are_one_line_errors(tmp_path: Path, body: str, said: str) -> None:
     from owltui.session.config import ConfigError
 

@@ -14,10 +14,9 @@ from owltui.agent.scripted import Call, Step
 from owltui.ui.blocks import NoticeBlock
 from owltui.ui.interrupt import InterruptNotice
 from owltui.ui.picker import PickerScreen
-
-from .conftest import SIZE, wait_for
-from .test_freeze_banner import runtime_app
-from .test_input import type_text
+from tests.ui.conftest import SIZE, wait_for
+from tests.ui.test_freeze_banner import runtime_app
+from tests.ui.test_input import type_text
 
 pytestmark = pytest.mark.anyio
 
@@ -30,8 +29,7 @@ async def send(pilot: Any, app: Any, text: str) -> None:
     await type_text(pilot, text)
     await pilot.press("enter")
     model = app.agent.config.model
-    await wait_for(pilot, lambda: len(model.requests) >= 2 and not app.agent.running, "turn done",
-                   limit=4000)
+    await wait_for(pilot, lambda: len(model.requests) >= 2 and not app.agent.running, "turn done", limit=4000)
 
 
 def options(app: Any) -> list[str]:
@@ -40,8 +38,9 @@ def options(app: Any) -> list[str]:
 
 
 async def test_rewind_picker_restores_a_file(tmp_path: Path) -> None:
-    app = runtime_app(tmp_path, [Step(calls=[Call("write", {"path": "a.txt", "content": "new\n"})]),
-                                 Step(text="wrote it")])
+    app = runtime_app(
+        tmp_path, [Step(calls=[Call("write", {"path": "a.txt", "content": "new\n"})]), Step(text="wrote it")]
+    )
     ws = tmp_path / "ws"
     (ws / "a.txt").write_text("old\n")
     async with app.run_test(size=SIZE) as pilot:
@@ -54,8 +53,11 @@ async def test_rewind_picker_restores_a_file(tmp_path: Path) -> None:
         shown = options(app)
         assert shown and "change a" in shown[0]  # a label (the prompt), not a bare id
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, PickerScreen) and
-                       "Restore what" in app.screen.title_text, "what picker")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, PickerScreen) and "Restore what" in app.screen.title_text,
+            "what picker",
+        )
         assert options(app)[:2] == ["files and conversation", "files only (the conversation stays)"]
         await pilot.press("down", "enter")  # files only
         await wait_for(pilot, lambda: (ws / "a.txt").read_text() == "old\n", "restored", limit=2000)
@@ -64,24 +66,34 @@ async def test_rewind_picker_restores_a_file(tmp_path: Path) -> None:
 
 
 async def test_undo_says_what_it_restored(tmp_path: Path) -> None:
-    app = runtime_app(tmp_path, [Step(calls=[Call("write", {"path": "b.txt", "content": "x\n"})]),
-                                 Step(text="ok")])
+    app = runtime_app(
+        tmp_path, [Step(calls=[Call("write", {"path": "b.txt", "content": "x\n"})]), Step(text="ok")]
+    )
     ws = tmp_path / "ws"
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         await send(pilot, app, "write b")
         assert (ws / "b.txt").exists()
         await app.run_line("/undo")
-        await wait_for(pilot, lambda: any(n.startswith("undone: 1 file") and "b.txt" in n
-                                          for n in notes(app)), "undo notice", limit=2000)
+        await wait_for(
+            pilot,
+            lambda: any(n.startswith("undone: 1 file") and "b.txt" in n for n in notes(app)),
+            "undo notice",
+            limit=2000,
+        )
         assert not (ws / "b.txt").exists()
         await app.action_quit()
 
 
 async def test_interrupt_notice_lists_a_job_and_kills_it(tmp_path: Path) -> None:
     never = anyio.Event()
-    app = runtime_app(tmp_path, [Step(calls=[Call("bash", {"command": "sleep 300", "timeout": 0.5})]),
-                                 Step(text="waiting", gate=never)])
+    app = runtime_app(
+        tmp_path,
+        [
+            Step(calls=[Call("bash", {"command": "sleep 300", "timeout": 0.5})]),
+            Step(text="waiting", gate=never),
+        ],
+    )
     rt: Any = app.runtime
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
@@ -92,14 +104,16 @@ async def test_interrupt_notice_lists_a_job_and_kills_it(tmp_path: Path) -> None
                 await anyio.sleep(0.02)
         await wait_for(pilot, lambda: len(rt.agent.config.model.requests) >= 2, "second call")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: bool(app.conversation.query(InterruptNotice)), "interrupt notice",
-                       limit=2000)
+        await wait_for(
+            pilot, lambda: bool(app.conversation.query(InterruptNotice)), "interrupt notice", limit=2000
+        )
         notice = app.conversation.query_one(InterruptNotice)
         assert "still running" in notice.text and "sleep 300" in notice.text
         assert notice.has_focus
         await pilot.press("k")
-        await wait_for(pilot, lambda: notice.decided == "killed" and "killed:" in notice.text, "killed",
-                       limit=2000)
+        await wait_for(
+            pilot, lambda: notice.decided == "killed" and "killed:" in notice.text, "killed", limit=2000
+        )
         with anyio.fail_after(10):
             while rt.jobs.still_running():  # noqa: ASYNC110
                 await anyio.sleep(0.02)

@@ -4,8 +4,7 @@ import pytest
 
 from owltui.agent.scripted import Step
 from owltui.ui.blocks import AssistantBlock, InputBlock
-
-from .conftest import SIZE, make_app, wait_for
+from tests.ui.conftest import SIZE, make_app, wait_for
 
 
 @pytest.mark.anyio

@@ -14,10 +14,9 @@ from owltui.agent.scripted import Call, Step
 from owltui.ui.app import OwlApp
 from owltui.ui.blocks import AssistantBlock
 from owltui.ui.tool_block import ApprovalPrompt, ToolBlock
-
-from .conftest import SlowTool, make_app, make_runtime_app, wait_for
-from .test_input import type_text
-from .test_tools_approvals import env_for
+from tests.ui.conftest import SlowTool, make_app, make_runtime_app, wait_for
+from tests.ui.test_input import type_text
+from tests.ui.test_tools_approvals import env_for
 
 SIZE = (100, 30)
 
@@ -50,14 +49,22 @@ def test_idle(snap_compare: Any) -> None:
 def test_streaming_with_tool_block(snap_compare: Any) -> None:
     tool = SlowTool()
     tool.release = anyio.Event()  # never set: the tool is still running in the frame
-    app = make_app([Step(text="Let me run the **slow** check first.", calls=[Call("slow", {"text": "suite"})])],
-                   tools=[tool], cursor_blink=False)
+    app = make_app(
+        [Step(text="Let me run the **slow** check first.", calls=[Call("slow", {"text": "suite"})])],
+        tools=[tool],
+        cursor_blink=False,
+    )
 
     async def before(pilot: Any) -> None:
         await wait_for(pilot, lambda: app.ready)
         await prompt(pilot, "check the suite")
-        await wait_for(pilot, lambda: any(b.status == "running" and "line two" in b._output
-                                          for b in app.conversation.query(ToolBlock)), "tool running")
+        await wait_for(
+            pilot,
+            lambda: any(
+                b.status == "running" and "line two" in b._output for b in app.conversation.query(ToolBlock)
+            ),
+            "tool running",
+        )
         await wait_for(pilot, lambda: all(b.done for b in app.conversation.query(AssistantBlock)), "text")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
@@ -92,8 +99,12 @@ def test_approval_prompt(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setenv("HOME", str(tmp_path))  # the welcome line names the workspace as ~/ws
     ws = tmp_path / "ws"
     ws.mkdir()
-    app = make_runtime_app([Step(text="I need to run a command.", calls=[Call("bash", {"command": "make test"})])],
-                           ws, env_for(tmp_path), cursor_blink=False)
+    app = make_runtime_app(
+        [Step(text="I need to run a command.", calls=[Call("bash", {"command": "make test"})])],
+        ws,
+        env_for(tmp_path),
+        cursor_blink=False,
+    )
 
     async def before(pilot: Any) -> None:
         await wait_for(pilot, lambda: app.ready)
@@ -122,8 +133,10 @@ def test_queue_panel_with_items(snap_compare: Any) -> None:
 
 def gallery_app(theme: str) -> OwlApp:
     tool = SlowTool()
-    steps = [Step(text=GALLERY_MD, calls=[Call("slow", {"text": "unit"}), Call("missing", {"x": 1})]),
-             Step(text="All green. The parser now keeps the public API.")]
+    steps = [
+        Step(text=GALLERY_MD, calls=[Call("slow", {"text": "unit"}), Call("missing", {"x": 1})]),
+        Step(text="All green. The parser now keeps the public API."),
+    ]
     return make_app(steps, tools=[tool], theme=theme, cursor_blink=False)
 
 
@@ -134,8 +147,14 @@ def test_theme_gallery(snap_compare: Any, theme: str) -> None:
     async def before(pilot: Any) -> None:
         await wait_for(pilot, lambda: app.ready)
         await prompt(pilot, "fix the parser")
-        await wait_for(pilot, lambda: not app.agent.running and any(
-            "All green" in b.text for b in app.conversation.query(AssistantBlock)), "done")
+        await wait_for(
+            pilot,
+            lambda: (
+                not app.agent.running
+                and any("All green" in b.text for b in app.conversation.query(AssistantBlock))
+            ),
+            "done",
+        )
         await wait_for(pilot, lambda: all(b.done for b in app.conversation.query(AssistantBlock)), "text")
         await prompt(pilot, "/model")
 

@@ -9,8 +9,7 @@ import pytest
 
 from owltui.ui.blocks import NoticeBlock
 from owltui.ui.themes import PACKAGE_THEMES, load_themes, package_themes, theme_dirs
-
-from .conftest import SIZE, make_app, wait_for
+from tests.ui.conftest import SIZE, make_app, wait_for
 
 SHIPPED = ("owl-dark", "owl-forest", "owl-light")
 

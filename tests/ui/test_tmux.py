@@ -34,8 +34,9 @@ class Tmux:
         self._tmux("new-session", "-d", "-s", "t", "-x", "110", "-y", "36", "-c", str(cwd), line)
 
     def _tmux(self, *args: str) -> str:
-        out = subprocess.run(["tmux", "-L", self.sock, *args], env=self.env, capture_output=True, text=True,
-                             timeout=20)
+        out = subprocess.run(
+            ["tmux", "-L", self.sock, *args], env=self.env, capture_output=True, text=True, timeout=20
+        )
         return out.stdout
 
     def screen(self) -> str:
@@ -68,10 +69,22 @@ class Tmux:
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = {**os.environ, "OPENAI_API_KEY": "test", "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-           "XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path), "TERM": "xterm-256color",
-           "PYTHONPATH": str(ROOT)}
-    for var in ("OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OWLTUI_PROVIDER", "OWLTUI_MODEL"):
+    env = {
+        **os.environ,
+        "OPENAI_API_KEY": "test",
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "HOME": str(tmp_path),
+        "TERM": "xterm-256color",
+        "PYTHONPATH": str(ROOT),
+    }
+    for var in (
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OWLTUI_PROVIDER",
+        "OWLTUI_MODEL",
+    ):
         env.pop(var, None)
     return env
 
@@ -85,8 +98,18 @@ def test_tui_in_tmux(tmp_path: Path) -> None:
         Turn(text="A very long answer that never ends", pieces=4, hold=never),
     )
     env = _env(tmp_path)
-    cmd = [sys.executable, "-c", "from owltui.cli import main; raise SystemExit(main())",
-           "--provider", "openai", "--model", "fake-model", "--base-url", server.url, "--no-session"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "from owltui.cli import main; raise SystemExit(main())",
+        "--provider",
+        "openai",
+        "--model",
+        "fake-model",
+        "--base-url",
+        server.url,
+        "--no-session",
+    ]
     t = Tmux(cmd, env, tmp_path)
     try:
         t.wait(lambda s: "Send / steer" in s, "the TUI")
@@ -160,9 +183,20 @@ def test_approval_in_tmux(tmp_path: Path) -> None:
 
 
 def _owltui(server_url: str, *extra: str) -> list[str]:
-    return [sys.executable, "-c", "from owltui.cli import main; raise SystemExit(main())",
-            "--provider", "openai", "--model", "fake-model", "--base-url", server_url, "--sandbox", "off",
-            *extra]
+    return [
+        sys.executable,
+        "-c",
+        "from owltui.cli import main; raise SystemExit(main())",
+        "--provider",
+        "openai",
+        "--model",
+        "fake-model",
+        "--base-url",
+        server_url,
+        "--sandbox",
+        "off",
+        *extra,
+    ]
 
 
 def _then_wait(cmd: list[str]) -> list[str]:
@@ -197,8 +231,9 @@ def test_daily_driver_in_tmux(tmp_path: Path) -> None:
 
         t.type("!echo hi-from-the-shell")
         t.keys("Enter")
-        screen = t.wait(lambda s: "✓ bash" in s and "hi-from-the-shell" in s.split("✓ bash", 1)[1],
-                        "the shell output")
+        screen = t.wait(
+            lambda s: "✓ bash" in s and "hi-from-the-shell" in s.split("✓ bash", 1)[1], "the shell output"
+        )
         assert "you !echo" not in screen
 
         t.type("stream please")
@@ -229,8 +264,14 @@ def test_daily_driver_in_tmux(tmp_path: Path) -> None:
     t = Tmux(_owltui(server.url, "-c"), env, ws)
     try:
         screen = t.wait(lambda s: f"resumed session {sid}" in s and "Send / steer" in s, "the transcript")
-        for shown in ("you hello owl", "The first answer about the code.", "echo hi-from-the-shell",
-                      "follow-up then follow up", "Following up as asked.", "you go long"):
+        for shown in (
+            "you hello owl",
+            "The first answer about the code.",
+            "echo hi-from-the-shell",
+            "follow-up then follow up",
+            "Following up as asked.",
+            "you go long",
+        ):
             assert shown in screen, shown
         t.quit()
     finally:

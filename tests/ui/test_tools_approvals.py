@@ -12,23 +12,27 @@ import pytest
 from owltui.agent.scripted import Call, Step
 from owltui.ui.blocks import NoticeBlock, ThinkingBlock
 from owltui.ui.tool_block import ApprovalPrompt, ToolBlock
-
-from .conftest import SIZE, SlowTool, make_app, make_runtime_app, wait_for
-from .test_input import type_text
+from tests.ui.conftest import SIZE, SlowTool, make_app, make_runtime_app, wait_for
+from tests.ui.test_input import type_text
 
 pytestmark = pytest.mark.anyio
 
 
 def env_for(tmp_path: Path) -> dict[str, str]:
-    return {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data"),
-            "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    return {
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+    }
 
 
 async def test_tool_block_streams_output_then_collapses() -> None:
     tool = SlowTool()
     tool.release = anyio.Event()
-    app = make_app([Step(text="running it", calls=[Call("slow", {"text": "abc"})]), Step(text="finished")],
-                   tools=[tool])
+    app = make_app(
+        [Step(text="running it", calls=[Call("slow", {"text": "abc"})]), Step(text="finished")], tools=[tool]
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         await type_text(pilot, "go")
@@ -137,8 +141,10 @@ async def test_edit_shows_diff(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "a.txt").write_text("alpha\nbeta\n")
-    steps = [Step(calls=[Call("edit", {"path": "a.txt", "old_text": "beta", "new_text": "gamma"})]),
-             Step(text="edited")]
+    steps = [
+        Step(calls=[Call("edit", {"path": "a.txt", "old_text": "beta", "new_text": "gamma"})]),
+        Step(text="edited"),
+    ]
     app = make_runtime_app(steps, ws, env_for(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)

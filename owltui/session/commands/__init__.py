@@ -17,13 +17,38 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, Literal
 
-from ..shell import shell_command, unescape
-from .host import Frontend, Host, LineFront, Themes
-from .spec import Arg, Command, CommandError, Context, Pick, Reply, Unavailable, literal, split_slash
-from .table import COMMANDS, help_text, slash_commands
+from owltui.session.commands.host import Frontend, Host, LineFront, Themes
+from owltui.session.commands.spec import (
+    Arg,
+    Command,
+    CommandError,
+    Context,
+    Pick,
+    Reply,
+    Unavailable,
+    literal,
+    split_slash,
+)
+from owltui.session.commands.table import COMMANDS, help_text, slash_commands
+from owltui.session.shell import shell_command, unescape
 
-__all__ = ["COMMANDS", "Arg", "Command", "CommandError", "Commands", "Context", "Frontend", "Host",
-           "LineFront", "Pick", "Reply", "Themes", "Unavailable", "literal", "split_slash"]
+__all__ = [
+    "COMMANDS",
+    "Arg",
+    "Command",
+    "CommandError",
+    "Commands",
+    "Context",
+    "Frontend",
+    "Host",
+    "LineFront",
+    "Pick",
+    "Reply",
+    "Themes",
+    "Unavailable",
+    "literal",
+    "split_slash",
+]
 
 log = logging.getLogger(__name__)
 
@@ -103,8 +128,11 @@ class Commands:
         command = shell_command(text)
         if command is not None:
             if not command:
-                return Reply("usage: !COMMAND runs a shell command (!!text sends text starting with !)",
-                             "error", ok=False)
+                return Reply(
+                    "usage: !COMMAND runs a shell command (!!text sends text starting with !)",
+                    "error",
+                    ok=False,
+                )
             return self.call("shell", command=command)
         text = unescape(text)
         if lane == "follow_up":

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from .spec import rpc_table
-from .table import rpc_commands
+from owltui.session.commands.spec import rpc_table
+from owltui.session.commands.table import rpc_commands
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--rpc-table"]:

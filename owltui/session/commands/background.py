@@ -16,8 +16,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from owltui.agent.cancel import CancelToken
-
-from .spec import Reply
+from owltui.session.commands.spec import Reply
 
 log = logging.getLogger(__name__)
 

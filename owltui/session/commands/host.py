@@ -17,10 +17,9 @@ from owltui.agent.events import Emitter
 from owltui.agent.inbox import Inbox
 from owltui.agent.pause import PauseGate
 from owltui.agent.requirement import RequirementSlot
-
-from ..approvals import ApprovalBroker
-from ..sessions import SessionInfo
-from ..stats import RunStats
+from owltui.session.approvals import ApprovalBroker
+from owltui.session.sessions import SessionInfo
+from owltui.session.stats import RunStats
 
 
 class Host(Protocol):
@@ -79,8 +78,9 @@ class Host(Protocol):
 
     async def __aenter__(self) -> Any: ...
 
-    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
-                        tb: TracebackType | None) -> Any: ...
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> Any: ...
 
 
 def host_state(host: Host) -> dict[str, Any]:

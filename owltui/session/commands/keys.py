@@ -41,35 +41,95 @@ PALETTE_FALLBACK = "f1"
 # keys that are not free: the input's editing keys and Textual's quit (what they do, for the error)
 RESERVED: dict[str, str] = {
     "ctrl+q": "Textual's quit key",
-    "tab": "the completion and focus key", "shift+tab": "the focus key",
-    "up": "the history key", "down": "the history key",
-    "left": "a cursor key", "right": "a cursor key", "home": "a cursor key", "end": "a cursor key",
-    "backspace": "an editing key", "delete": "an editing key",
-    "ctrl+a": "the input's line-start key", "ctrl+e": "the input's line-end key",
-    "ctrl+k": "the input's delete-to-end key", "ctrl+u": "the input's delete-to-start key",
-    "ctrl+w": "the input's delete-word key", "ctrl+backspace": "the input's delete-word key",
-    "alt+backspace": "the input's delete-word key", "alt+delete": "the input's delete-word key",
-    "ctrl+x": "the input's cut key", "ctrl+v": "the input's paste key",
-    "ctrl+z": "the input's undo key", "ctrl+y": "the input's redo key",
-    "ctrl+left": "the input's word-left key", "ctrl+right": "the input's word-right key",
-    "f6": "the input's select-line key", "f7": "the input's select-all key",
+    "tab": "the completion and focus key",
+    "shift+tab": "the focus key",
+    "up": "the history key",
+    "down": "the history key",
+    "left": "a cursor key",
+    "right": "a cursor key",
+    "home": "a cursor key",
+    "end": "a cursor key",
+    "backspace": "an editing key",
+    "delete": "an editing key",
+    "ctrl+a": "the input's line-start key",
+    "ctrl+e": "the input's line-end key",
+    "ctrl+k": "the input's delete-to-end key",
+    "ctrl+u": "the input's delete-to-start key",
+    "ctrl+w": "the input's delete-word key",
+    "ctrl+backspace": "the input's delete-word key",
+    "alt+backspace": "the input's delete-word key",
+    "alt+delete": "the input's delete-word key",
+    "ctrl+x": "the input's cut key",
+    "ctrl+v": "the input's paste key",
+    "ctrl+z": "the input's undo key",
+    "ctrl+y": "the input's redo key",
+    "ctrl+left": "the input's word-left key",
+    "ctrl+right": "the input's word-right key",
+    "f6": "the input's select-line key",
+    "f7": "the input's select-all key",
 }
 
 MODIFIERS = ("alt", "ctrl", "hyper", "meta", "shift", "super")
 NAMED = {
-    "enter", "escape", "tab", "space", "backspace", "delete", "insert", "home", "end", "pageup",
-    "pagedown", "up", "down", "left", "right",
+    "enter",
+    "escape",
+    "tab",
+    "space",
+    "backspace",
+    "delete",
+    "insert",
+    "home",
+    "end",
+    "pageup",
+    "pagedown",
+    "up",
+    "down",
+    "left",
+    "right",
     # characters Textual names by word
-    "exclamation_mark", "quotation_mark", "number_sign", "dollar_sign", "percent_sign", "ampersand",
-    "apostrophe", "left_parenthesis", "right_parenthesis", "asterisk", "plus", "comma", "minus",
-    "full_stop", "slash", "colon", "semicolon", "less_than_sign", "equals_sign", "greater_than_sign",
-    "question_mark", "commercial_at", "left_square_bracket", "backslash", "right_square_bracket",
-    "circumflex_accent", "underscore", "grave_accent", "left_curly_bracket", "vertical_line",
-    "right_curly_bracket", "tilde",
+    "exclamation_mark",
+    "quotation_mark",
+    "number_sign",
+    "dollar_sign",
+    "percent_sign",
+    "ampersand",
+    "apostrophe",
+    "left_parenthesis",
+    "right_parenthesis",
+    "asterisk",
+    "plus",
+    "comma",
+    "minus",
+    "full_stop",
+    "slash",
+    "colon",
+    "semicolon",
+    "less_than_sign",
+    "equals_sign",
+    "greater_than_sign",
+    "question_mark",
+    "commercial_at",
+    "left_square_bracket",
+    "backslash",
+    "right_square_bracket",
+    "circumflex_accent",
+    "underscore",
+    "grave_accent",
+    "left_curly_bracket",
+    "vertical_line",
+    "right_curly_bracket",
+    "tilde",
 }
 _FKEY = re.compile(r"f([1-9]|1[0-9]|2[0-4])")
-_ALIASES = {"esc": "escape", "return": "enter", "pgup": "pageup", "pgdn": "pagedown", "del": "delete",
-            "ins": "insert", "bs": "backspace"}
+_ALIASES = {
+    "esc": "escape",
+    "return": "enter",
+    "pgup": "pageup",
+    "pgdn": "pagedown",
+    "del": "delete",
+    "ins": "insert",
+    "bs": "backspace",
+}
 
 
 class KeysError(ValueError):
@@ -107,9 +167,30 @@ def _types_text(key: str) -> bool:
     *mods, name = key.split("+")
     if any(m != "shift" for m in mods):
         return False
-    return len(name) == 1 or name in ("space",) or (name in NAMED and name not in {
-        "enter", "escape", "tab", "backspace", "delete", "insert", "home", "end", "pageup", "pagedown",
-        "up", "down", "left", "right"})
+    return (
+        len(name) == 1
+        or name in ("space",)
+        or (
+            name in NAMED
+            and name
+            not in {
+                "enter",
+                "escape",
+                "tab",
+                "backspace",
+                "delete",
+                "insert",
+                "home",
+                "end",
+                "pageup",
+                "pagedown",
+                "up",
+                "down",
+                "left",
+                "right",
+            }
+        )
+    )
 
 
 def check_keys(user: Mapping[str, object]) -> dict[str, str]:
@@ -126,21 +207,25 @@ def check_keys(user: Mapping[str, object]) -> dict[str, str]:
         try:
             keys = split_keys(value)
         except KeysError as exc:
-            raise KeysError(f"[keys] {bid} = \"{value}\": {exc}") from None
+            raise KeysError(f'[keys] {bid} = "{value}": {exc}') from None
         for key in keys:
             if key in RESERVED:
                 raise KeysError(f'[keys] {bid} = "{value}": {key} is {RESERVED[key]}, which cannot be moved')
             if _types_text(key):
-                raise KeysError(f'[keys] {bid} = "{value}": {key} types text into the input; '
-                                "use a key with ctrl or alt, or an F key")
+                raise KeysError(
+                    f'[keys] {bid} = "{value}": {key} types text into the input; '
+                    "use a key with ctrl or alt, or an F key"
+                )
         chosen[bid] = keys
     final = {bid: chosen.get(bid, split_keys(default)) for bid, (default, _) in BINDINGS.items()}
     moved = "palette" not in chosen and any(final["palette"][0] in keys for keys in chosen.values())
     if moved:
         taken = [bid for bid, keys in chosen.items() if PALETTE_FALLBACK in keys]
         if taken:
-            raise KeysError(f"[keys] the palette's {final['palette'][0]} is taken, so it would move to "
-                            f"{PALETTE_FALLBACK}, which {taken[0]} has: give palette a key too")
+            raise KeysError(
+                f"[keys] the palette's {final['palette'][0]} is taken, so it would move to "
+                f"{PALETTE_FALLBACK}, which {taken[0]} has: give palette a key too"
+            )
         final["palette"] = chosen["palette"] = [PALETTE_FALLBACK]
     owner: dict[str, str] = {}
     for bid, keys in final.items():
@@ -148,8 +233,11 @@ def check_keys(user: Mapping[str, object]) -> dict[str, str]:
             other = owner.get(key)
             if other is not None:
                 mine, theirs = (bid, other) if bid in user else (other, bid)
-                said = f"also given to {theirs}" if theirs in user else \
-                    f"already {theirs}'s key (move {theirs} too, or pick another key)"
+                said = (
+                    f"also given to {theirs}"
+                    if theirs in user
+                    else f"already {theirs}'s key (move {theirs} too, or pick another key)"
+                )
                 raise KeysError(f'[keys] {mine} = "{user[mine]}": {key} is {said}')
             owner[key] = bid
     return {bid: ",".join(keys) for bid, keys in chosen.items()}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .spec import Args, CommandError, Context, Reply
+from owltui.session.commands.spec import Args, CommandError, Context, Reply
 
 if TYPE_CHECKING:
     from owltui.tools.mcp import McpSource

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..describe import model_display
-from .spec import Context, Pick, Reply
+from owltui.session.commands.spec import Context, Pick, Reply
+from owltui.session.describe import model_display
 
 PROBE_TIMEOUT = 0.5  # seconds a local server has to answer
 
@@ -56,8 +56,10 @@ def catalog_choices(env: Mapping[str, str], current: str) -> list[ModelChoice]:
             continue
         for model_id in models:
             entry = lookup(provider, model_id)
-            label = (f"{provider}:{model_id}  ·  {entry.context_window // 1000}k context  ·  "
-                     f"${_price(entry.input)} / ${_price(entry.output)} per M tokens")
+            label = (
+                f"{provider}:{model_id}  ·  {entry.context_window // 1000}k context  ·  "
+                f"${_price(entry.input)} / ${_price(entry.output)} per M tokens"
+            )
             out.append(ModelChoice(f"{provider}:{model_id}", label))
     return out
 
@@ -69,8 +71,12 @@ def local_urls(host: Any) -> list[str]:
 
     env: Mapping[str, str] = host.env
     options, config = getattr(host, "options", None), getattr(host, "config", None)
-    urls = [getattr(options, "base_url", None), getattr(config, "base_url", None),
-            env.get("OPENAI_BASE_URL"), LOCAL_BASE_URL]
+    urls = [
+        getattr(options, "base_url", None),
+        getattr(config, "base_url", None),
+        env.get("OPENAI_BASE_URL"),
+        LOCAL_BASE_URL,
+    ]
     seen: list[str] = []
     for url in urls:
         if url and "api.openai.com" not in url and "api.anthropic.com" not in url and url not in seen:
@@ -107,13 +113,23 @@ def pick_model(ctx: Context) -> Reply:
         known = {c.spec for c in choices}
         choices += [c for c in local if c.spec not in known]
         if not choices:
-            return Reply("no other model to switch to: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or start "
-                         "a local server (Ollama)", "warning")
+            return Reply(
+                "no other model to switch to: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or start "
+                "a local server (Ollama)",
+                "warning",
+            )
         specs = [c.spec for c in choices]
         highlight = current if current in specs else None
         listing = "\n".join(f"  {c.label}" for c in choices)
-        return Reply(f"models (/model SPEC switches):\n{listing}",
-                     pick=Pick("Switch model (from the next call on)", specs, "model", highlight=highlight,
-                               labels=tuple(c.label for c in choices)))
+        return Reply(
+            f"models (/model SPEC switches):\n{listing}",
+            pick=Pick(
+                "Switch model (from the next call on)",
+                specs,
+                "model",
+                highlight=highlight,
+                labels=tuple(c.label for c in choices),
+            ),
+        )
 
     return Reply(head, then=choose())

@@ -12,8 +12,7 @@ own change notices, so a successful change says nothing (``text`` is empty).
 from __future__ import annotations
 
 from owltui.agent.inbox import QueueError
-
-from .spec import Args, CommandError, Context, Reply
+from owltui.session.commands.spec import Args, CommandError, Context, Reply
 
 
 def _lane_of(ctx: Context, qid: str) -> str:

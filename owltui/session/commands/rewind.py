@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from .spec import Args, CommandError, Context, Pick, Reply, Unavailable
+from owltui.session.commands.spec import Args, CommandError, Context, Pick, Reply, Unavailable
 
 if TYPE_CHECKING:
-    from ..rewind import Checkpointing, Rewound
+    from owltui.session.rewind import Checkpointing, Rewound
 
 WHAT = ("both", "files", "conversation")
 
@@ -31,8 +31,10 @@ WHAT = ("both", "files", "conversation")
 def _checkpointing(ctx: Context, verb: str) -> Checkpointing:
     cps: Checkpointing | None = getattr(ctx.host, "checkpoints", None)
     if cps is None:
-        raise Unavailable("checkpoints are not taken in this session (config checkpoints = false, or "
-                          "print mode without a session)")
+        raise Unavailable(
+            "checkpoints are not taken in this session (config checkpoints = false, or "
+            "print mode without a session)"
+        )
     if ctx.host.agent.running:
         raise CommandError(f"a run is going: wait or abort ({ctx.front.abort_key}) before {verb}", "warning")
     return cps
@@ -42,7 +44,7 @@ def _later(work: Callable[[], Awaitable[Reply]]) -> Reply:
     """A reply whose ``then`` runs ``work`` (git, in a worker thread); a rewind error is its reply."""
 
     async def finish() -> Reply:
-        from ..rewind import RewindError
+        from owltui.session.rewind import RewindError
 
         try:
             return await work()
@@ -61,18 +63,25 @@ def _said(done: Rewound, files: bool) -> Reply:
     parts = []
     if files:
         n = len(done.restored)
-        parts.append(f"{n} file{'' if n == 1 else 's'} restored ({_paths(done.restored)})" if n
-                     else "the files were already as they were then")
+        parts.append(
+            f"{n} file{'' if n == 1 else 's'} restored ({_paths(done.restored)})"
+            if n
+            else "the files were already as they were then"
+        )
     if done.conversation:
         parts.append("the conversation goes on from there (the later turns stay in the session file)")
     where = f"before “{_short(done.prompt)}”" if done.prompt else "the checkpoint"
-    return Reply(f"rewound to {where}: " + "; ".join(parts), "success", clear_view=done.conversation,
-                 data={"restored": done.restored, "conversation": done.conversation})
+    return Reply(
+        f"rewound to {where}: " + "; ".join(parts),
+        "success",
+        clear_view=done.conversation,
+        data={"restored": done.restored, "conversation": done.conversation},
+    )
 
 
 def _short(text: str, width: int = 50) -> str:
     text = " ".join(text.split())
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def checkpoints(ctx: Context, _a: Args) -> Reply:
@@ -114,10 +123,16 @@ def undo(ctx: Context, _a: Args) -> Reply:
         done = await cps.rewind(None, files=True, conversation=False)
         n = len(done.restored)
         if not n:
-            return Reply("nothing to undo: the files are as they were before the last turn", "info",
-                         data={"restored": []})
-        return Reply(f"undone: {n} file{'' if n == 1 else 's'} as before the last turn "
-                     f"({_paths(done.restored)})", "success", data={"restored": done.restored})
+            return Reply(
+                "nothing to undo: the files are as they were before the last turn",
+                "info",
+                data={"restored": []},
+            )
+        return Reply(
+            f"undone: {n} file{'' if n == 1 else 's'} as before the last turn ({_paths(done.restored)})",
+            "success",
+            data={"restored": done.restored},
+        )
 
     return _later(undone)
 
@@ -136,8 +151,13 @@ def pick_checkpoint(ctx: Context) -> Reply:
         if listing.ignored:
             text += f"\n  ({listing.ignored})"
         data: dict[str, Any] = {"checkpoints": [row.id for row in listing.rows]}
-        pick = Pick("Rewind to before which prompt?", [r.id for r in listing.rows], "rewind", labels=labels,
-                    note=listing.ignored)
+        pick = Pick(
+            "Rewind to before which prompt?",
+            [r.id for r in listing.rows],
+            "rewind",
+            labels=labels,
+            note=listing.ignored,
+        )
         return Reply(text, data=data, pick=pick)
 
     return _later(picker)

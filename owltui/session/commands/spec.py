@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..describe import Kind, Notice
-from .host import Frontend, Host
+from owltui.session.commands.host import Frontend, Host
+from owltui.session.describe import Kind, Notice
 
 Args = Mapping[str, Any]
 

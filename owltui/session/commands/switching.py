@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..sessions import format_listing
-from .spec import Args, CommandError, Context, Pick, Reply, Unavailable
+from owltui.session.commands.spec import Args, CommandError, Context, Pick, Reply, Unavailable
+from owltui.session.sessions import format_listing
 
 QUEUE_CHOICES = ("keep", "drop")
 
@@ -51,10 +51,15 @@ def pick_new(ctx: Context) -> Reply:
     if not n:
         return new(ctx, {"queue": "drop"})
     what = f"{n} queued message{'s' if n != 1 else ''}"
-    return Reply(f"{what}: /new keep carries them over, /new drop leaves them behind",
-                 pick=Pick(f"Carry the {what} over to the new session?", list(QUEUE_CHOICES), "new",
-                           labels=(f"keep: the {what} go to the new session",
-                                   "drop: start with an empty queue")))
+    return Reply(
+        f"{what}: /new keep carries them over, /new drop leaves them behind",
+        pick=Pick(
+            f"Carry the {what} over to the new session?",
+            list(QUEUE_CHOICES),
+            "new",
+            labels=(f"keep: the {what} go to the new session", "drop: start with an empty queue"),
+        ),
+    )
 
 
 # ---- /sessions -----------------------------------------------------------------------------------
@@ -73,8 +78,10 @@ def pick_session(ctx: Context) -> Reply:
     if not infos or not _can_switch(ctx.host):
         return Reply(f"{text}\n(resume one with: owltui --resume ID)")
     rows = format_listing(infos).splitlines()
-    return Reply(f"{text}\n(/sessions ID switches to one)",
-                 pick=Pick("Switch to which session?", [i.id for i in infos], "sessions", labels=tuple(rows)))
+    return Reply(
+        f"{text}\n(/sessions ID switches to one)",
+        pick=Pick("Switch to which session?", [i.id for i in infos], "sessions", labels=tuple(rows)),
+    )
 
 
 def _can_switch(host: Any) -> bool:
@@ -101,5 +108,8 @@ def sessions(ctx: Context, a: Args) -> Reply:
     host.stats.new_session()
     sid = host.session_id
     n = len(host.agent.history.items())
-    return Reply(f"resumed session {sid} ({n} message{'s' if n != 1 else ''})", clear_view=True,
-                 data={"session_id": sid, "resumed": True})
+    return Reply(
+        f"resumed session {sid} ({n} message{'s' if n != 1 else ''})",
+        clear_view=True,
+        data={"session_id": sid, "resumed": True},
+    )

@@ -15,18 +15,28 @@ from typing import TYPE_CHECKING, Any
 from owltui.agent.cancel import CancelToken
 from owltui.agent.inbox import QueueLane
 from owltui.agent.requirement import MAX_ESCALATIONS
-
-from ..describe import model_display
-from .background import background
-from .mcp import mcp, mcp_status
-from .models import pick_model
-from .queue import queue_edit, queue_list, queue_move, queue_remove
-from .rewind import WHAT, checkpoints, pick_checkpoint, rewind, rewind_slash, undo
-from .spec import Arg, Args, Command, CommandError, Context, Handler, Pick, Reply, Unavailable, help_lines
-from .switching import QUEUE_CHOICES, new, pick_new, pick_session, sessions
+from owltui.session.commands.background import background
+from owltui.session.commands.mcp import mcp, mcp_status
+from owltui.session.commands.models import pick_model
+from owltui.session.commands.queue import queue_edit, queue_list, queue_move, queue_remove
+from owltui.session.commands.rewind import WHAT, checkpoints, pick_checkpoint, rewind, rewind_slash, undo
+from owltui.session.commands.spec import (
+    Arg,
+    Args,
+    Command,
+    CommandError,
+    Context,
+    Handler,
+    Pick,
+    Reply,
+    Unavailable,
+    help_lines,
+)
+from owltui.session.commands.switching import QUEUE_CHOICES, new, pick_new, pick_session, sessions
+from owltui.session.describe import model_display
 
 if TYPE_CHECKING:
-    from ..mentions import Expansion
+    from owltui.session.mentions import Expansion
 
 STEER_OR_FOLLOW_UP = ("steer", "follow_up")
 REQUIRE_OFF = "off"  # /require off: drop the requirement (unless a tool is named "off")
@@ -35,7 +45,7 @@ REQUIRE_OFF = "off"  # /require off: drop the requirement (unless a tool is name
 # ---- messages ------------------------------------------------------------------------------
 def _mentions(ctx: Context, text: str) -> Expansion:
     """``text`` with its ``@path`` mentions attached (the agent's workspace and read filter)."""
-    from ..mentions import attach_mentions
+    from owltui.session.mentions import attach_mentions
 
     return attach_mentions(ctx.host.agent, text)
 
@@ -53,8 +63,7 @@ def prompt(ctx: Context, a: Args) -> Reply:
     agent = ctx.host.agent
     lane: QueueLane | None = a["as"]
     if agent.running and lane is None:
-        raise CommandError('a run is in progress: send it with "as": "steer" or "follow_up", '
-                           "or abort first")
+        raise CommandError('a run is in progress: send it with "as": "steer" or "follow_up", or abort first')
     sent = _mentions(ctx, a["text"])
     if not agent.running and agent.prompt(sent.text):
         return _sent(sent)
@@ -85,7 +94,7 @@ def _lane(lane: QueueLane, mentions: bool = True) -> Handler:
 
 def shell(ctx: Context, a: Args) -> Reply:
     """``!command`` (RPC ``shell``): run it for the user, show it as a bash block, give it to the model."""
-    from ..shell import new_call_id, run_shell
+    from owltui.session.shell import new_call_id, run_shell
 
     command = a["command"].strip()
     host = ctx.host
@@ -93,8 +102,11 @@ def shell(ctx: Context, a: Args) -> Reply:
 
     async def work(token: CancelToken) -> Reply:
         result = await run_shell(host.agent, host.emitter, command, call_id=call_id, cancel=token)
-        return Reply(result.summary(), "info" if result.status == "ok" else "warning",
-                     data={"call_id": call_id, "exit_code": result.exit_code})
+        return Reply(
+            result.summary(),
+            "info" if result.status == "ok" else "warning",
+            data={"call_id": call_id, "exit_code": result.exit_code},
+        )
 
     return Reply(data={"call_id": call_id}, then=background(host).start(call_id, work))
 
@@ -172,8 +184,9 @@ def model(ctx: Context, a: Args) -> Reply:
 
 def compact(ctx: Context, _a: Args) -> Reply:
     if ctx.host.agent.running:
-        raise CommandError(f"a run is going: wait or abort ({ctx.front.abort_key}) before /compact",
-                           "warning")
+        raise CommandError(
+            f"a run is going: wait or abort ({ctx.front.abort_key}) before /compact", "warning"
+        )
     work = ctx.host.compact()
 
     async def finish() -> Reply:
@@ -189,8 +202,7 @@ def compact(ctx: Context, _a: Args) -> Reply:
 def init(ctx: Context, _a: Args) -> Reply:
     """``/init``: write or update AGENTS.md (``owltui.features.init``) on the current model."""
     from owltui.features.init import TARGET, run_init
-
-    from ..shell import deliver_context
+    from owltui.session.shell import deliver_context
 
     host = ctx.host
     if host.agent.running:
@@ -204,17 +216,31 @@ def init(ctx: Context, _a: Args) -> Reply:
         raise CommandError("/init needs the write tool, which this agent does not have")
 
     async def work(token: CancelToken) -> Reply:
-        done = await run_init(cfg.model, tools, cfg.workspace, permission=cfg.permission,
-                              services=cfg.services, emitter=host.emitter, gate=host.gate, cancel=token)
+        done = await run_init(
+            cfg.model,
+            tools,
+            cfg.workspace,
+            permission=cfg.permission,
+            services=cfg.services,
+            emitter=host.emitter,
+            gate=host.gate,
+            cancel=token,
+        )
         if done.written:  # the system prompt keeps the session's first version: say so
-            deliver_context(host.agent, f"{done.summary()}. The system prompt still holds the project "
-                            f"instructions from the start of this session; read {TARGET} for the new "
-                            "ones.", "init")
+            deliver_context(
+                host.agent,
+                f"{done.summary()}. The system prompt still holds the project "
+                f"instructions from the start of this session; read {TARGET} for the new "
+                "ones.",
+                "init",
+            )
         return Reply(done.summary(), "success" if done.written else "warning", ok=done.written)
 
     then = work_on.start("init", work)
-    return Reply(f"/init: looking at the repository to write {TARGET} (the write is approved like any "
-                 "other)", then=then)
+    return Reply(
+        f"/init: looking at the repository to write {TARGET} (the write is approved like any other)",
+        then=then,
+    )
 
 
 # ---- the front end -------------------------------------------------------------------------------
@@ -250,124 +276,240 @@ TEXT = Arg("text")
 IMMEDIATE = Arg("immediate", "bool", required=False)
 QID = Arg("id", metavar="ID")
 COMMANDS: tuple[Command, ...] = (
-    Command("start a run; while one is going, queue the text in the lane named by `as`", prompt,
-            rpc="prompt",
-            args=(TEXT, Arg("as", "str", required=False, choices=STEER_OR_FOLLOW_UP), IMMEDIATE),
-            doc='Start a run. While a run is going: `ok: false` unless `"as": "steer"` or `"as": '
-                '"follow_up"`, which queue the text in that lane (response carries `"queued": LANE` and '
-                '`"queue_id"`; `"immediate": true` with `"as": "steer"`: see `steer`). '
-                'A `@PATH` in the text attaches that file or directory listing to the message '
-                '(response carries `"attached": [paths]`; see "Mentions" below).'),
-    Command("steering: delivered at the next poll point of the running run", _lane("steer"),
-            rpc="steer", args=(TEXT, IMMEDIATE),
-            doc="Steering lane: delivered at the next poll point of the running run (after the current "
-                "tool batch); starts a run when idle. `\"immediate\": true`: this message skips the "
-                "batch's calls not yet started (they get a `skipped` result saying a message arrived), "
-                "whatever config `steering` says. Response carries `queue_id`. `@PATH` mentions are "
-                "attached as for `prompt`."),
-    Command("delivered only when the agent would otherwise stop", _lane("follow_up"),
-            slash="followup", rpc="follow_up", args=(TEXT,),
-            doc="Follow-up lane: delivered only when the agent would otherwise stop, one per stop, each "
-                "its own turn (config `follow_up_mode = \"all\"` merges them); starts a run when idle. "
-                "Response carries `queue_id`. `@PATH` mentions are attached as for `prompt`."),
-    Command("a background notice", _lane("aside", mentions=False), rpc="aside", args=(TEXT,),
-            doc="Aside lane: a background notice; never interrupts tools, never forces an extra model "
-                "call mid-batch. Response carries `queue_id`."),
-    Command("run a shell command for the user; the model sees it with its next request", shell,
-            rpc="shell", args=(Arg("command"),),
-            doc="Run `command` as the `bash` tool would (sandbox, scrubbed environment, 90 s cap; killed "
-                "at the cap), for the user: `tool_start`/`tool_update`/`tool_end` events named `bash` "
-                "with a `call_id` starting `shell-` and `details.source: \"user\"` show it. Command and "
-                "output go to the model as user-provided context with its next request (idle: added to "
-                "the history, no run starts; running: queued as an aside). Response (at once) carries "
-                "`call_id`. What typing `!command` does in the TUI and plain mode."),
-    Command("cancel the run", abort, rpc="abort", args=(Arg("clear_queue", "bool", required=False),),
-            doc="Cancel the run: the stream stops, running tools' processes are killed, every tool call "
-                "still gets a result. Queued messages stay queued unless `clear_queue`. Background jobs "
-                "keep running until OwlTUI exits; `shell` commands and `/init` still going are stopped. "
-                "Response carries `\"aborted\": true\\|false` (false: nothing was running)."),
-    Command("edit a queued message", queue_edit, rpc="queue_edit", args=(QID, TEXT),
-            doc="Replace the text of queued message `id` (same id, lane and place). `ok: false` with "
-                "the reason if it was delivered or removed meanwhile (or is a background notice). "
-                "Response carries `item` `{id, text, source}` and `lane`."),
-    Command("withdraw a queued message", queue_remove, rpc="queue_remove", args=(QID,),
-            doc="Withdraw queued message `id`; it is never delivered. `ok: false` as for `queue_edit`. "
-                "Response carries `item`."),
-    Command("move a queued message to another lane or place", queue_move, rpc="queue_move",
-            args=(QID, Arg("lane", "str", required=False, choices=STEER_OR_FOLLOW_UP),
-                  Arg("before", "str", required=False)),
-            doc="Move queued message `id` to `lane` (default: its own) and there before message "
-                "`before` (default: at the end). `ok: false` as for `queue_edit`, or when `before` is "
-                "not in that lane. Response carries `item` and `lane`."),
-    Command("pause every agent before its next model call or tool start; freeze running commands",
-            pause, slash="pause", rpc="pause", args=(Arg("freeze", "bool", required=False, default=None),),
-            doc="Close the process-wide pause gate: runs park before their next model call or tool "
-                "start, and running tool commands and jobs are stopped (SIGSTOP; their time caps and the "
-                "provider's idle timeout are suspended) unless `freeze` is false or config "
-                "`pause_freeze = false`. Nothing is killed; a model stream in flight is read to its end. "
-                "The paused state is saved with the session. Response carries `\"changed\"` and "
-                "`\"frozen\"`."),
-    Command("open the pause gate and say how long it was closed", resume, slash="resume", rpc="resume",
-            doc="Open the gate; frozen processes continue (SIGCONT) with the time they had left. "
-                "Response carries `\"changed\"`."),
+    Command(
+        "start a run; while one is going, queue the text in the lane named by `as`",
+        prompt,
+        rpc="prompt",
+        args=(TEXT, Arg("as", "str", required=False, choices=STEER_OR_FOLLOW_UP), IMMEDIATE),
+        doc='Start a run. While a run is going: `ok: false` unless `"as": "steer"` or `"as": '
+        '"follow_up"`, which queue the text in that lane (response carries `"queued": LANE` and '
+        '`"queue_id"`; `"immediate": true` with `"as": "steer"`: see `steer`). '
+        "A `@PATH` in the text attaches that file or directory listing to the message "
+        '(response carries `"attached": [paths]`; see "Mentions" below).',
+    ),
+    Command(
+        "steering: delivered at the next poll point of the running run",
+        _lane("steer"),
+        rpc="steer",
+        args=(TEXT, IMMEDIATE),
+        doc="Steering lane: delivered at the next poll point of the running run (after the current "
+        'tool batch); starts a run when idle. `"immediate": true`: this message skips the '
+        "batch's calls not yet started (they get a `skipped` result saying a message arrived), "
+        "whatever config `steering` says. Response carries `queue_id`. `@PATH` mentions are "
+        "attached as for `prompt`.",
+    ),
+    Command(
+        "delivered only when the agent would otherwise stop",
+        _lane("follow_up"),
+        slash="followup",
+        rpc="follow_up",
+        args=(TEXT,),
+        doc="Follow-up lane: delivered only when the agent would otherwise stop, one per stop, each "
+        'its own turn (config `follow_up_mode = "all"` merges them); starts a run when idle. '
+        "Response carries `queue_id`. `@PATH` mentions are attached as for `prompt`.",
+    ),
+    Command(
+        "a background notice",
+        _lane("aside", mentions=False),
+        rpc="aside",
+        args=(TEXT,),
+        doc="Aside lane: a background notice; never interrupts tools, never forces an extra model "
+        "call mid-batch. Response carries `queue_id`.",
+    ),
+    Command(
+        "run a shell command for the user; the model sees it with its next request",
+        shell,
+        rpc="shell",
+        args=(Arg("command"),),
+        doc="Run `command` as the `bash` tool would (sandbox, scrubbed environment, 90 s cap; killed "
+        "at the cap), for the user: `tool_start`/`tool_update`/`tool_end` events named `bash` "
+        'with a `call_id` starting `shell-` and `details.source: "user"` show it. Command and '
+        "output go to the model as user-provided context with its next request (idle: added to "
+        "the history, no run starts; running: queued as an aside). Response (at once) carries "
+        "`call_id`. What typing `!command` does in the TUI and plain mode.",
+    ),
+    Command(
+        "cancel the run",
+        abort,
+        rpc="abort",
+        args=(Arg("clear_queue", "bool", required=False),),
+        doc="Cancel the run: the stream stops, running tools' processes are killed, every tool call "
+        "still gets a result. Queued messages stay queued unless `clear_queue`. Background jobs "
+        "keep running until OwlTUI exits; `shell` commands and `/init` still going are stopped. "
+        'Response carries `"aborted": true\\|false` (false: nothing was running).',
+    ),
+    Command(
+        "edit a queued message",
+        queue_edit,
+        rpc="queue_edit",
+        args=(QID, TEXT),
+        doc="Replace the text of queued message `id` (same id, lane and place). `ok: false` with "
+        "the reason if it was delivered or removed meanwhile (or is a background notice). "
+        "Response carries `item` `{id, text, source}` and `lane`.",
+    ),
+    Command(
+        "withdraw a queued message",
+        queue_remove,
+        rpc="queue_remove",
+        args=(QID,),
+        doc="Withdraw queued message `id`; it is never delivered. `ok: false` as for `queue_edit`. "
+        "Response carries `item`.",
+    ),
+    Command(
+        "move a queued message to another lane or place",
+        queue_move,
+        rpc="queue_move",
+        args=(
+            QID,
+            Arg("lane", "str", required=False, choices=STEER_OR_FOLLOW_UP),
+            Arg("before", "str", required=False),
+        ),
+        doc="Move queued message `id` to `lane` (default: its own) and there before message "
+        "`before` (default: at the end). `ok: false` as for `queue_edit`, or when `before` is "
+        "not in that lane. Response carries `item` and `lane`.",
+    ),
+    Command(
+        "pause every agent before its next model call or tool start; freeze running commands",
+        pause,
+        slash="pause",
+        rpc="pause",
+        args=(Arg("freeze", "bool", required=False, default=None),),
+        doc="Close the process-wide pause gate: runs park before their next model call or tool "
+        "start, and running tool commands and jobs are stopped (SIGSTOP; their time caps and the "
+        "provider's idle timeout are suspended) unless `freeze` is false or config "
+        "`pause_freeze = false`. Nothing is killed; a model stream in flight is read to its end. "
+        'The paused state is saved with the session. Response carries `"changed"` and '
+        '`"frozen"`.',
+    ),
+    Command(
+        "open the pause gate and say how long it was closed",
+        resume,
+        slash="resume",
+        rpc="resume",
+        doc="Open the gate; frozen processes continue (SIGCONT) with the time they had left. "
+        'Response carries `"changed"`.',
+    ),
     Command("the queued messages with their ids", queue_list, slash="queue"),
-    Command("steer now: skip the calls of the running batch not yet started", steer_now, slash="now",
-            args=(TEXT,)),
-    Command("the next turn must call TOOL (no argument: pick one; off: drop it)", require,
-            slash="require", rpc="require_tool", pick=pick_tool,
-            args=(Arg("tool", metavar="TOOL"), Arg("reason", "str", required=False, metavar="reason")),
-            doc="Soft requirement: the next turn must call `tool` (a reminder first, then up to "
-                f"{MAX_ESCALATIONS} forced calls). `ok: false` for an unknown tool; `\"tool\": \"off\"` "
-                "drops the requirement."),
-    Command("drop the tool requirement", clear_requirement, rpc="clear_requirement",
-            doc="Drop the requirement."),
-    Command("answer an approval request", approve, rpc="approve",
-            args=(Arg("call_id"), Arg("decision", choices=("allow", "deny", "always"))),
-            doc="Answer an `approval_request` event. `always` also saves an allow rule in "
-                "`.owltui/permissions.toml`. `ok: false` if no such request is waiting."),
-    Command("running, paused, queue, session, model, requirement, approvals, jobs, usage", get_state,
-            rpc="get_state",
-            doc="Response carries `running`, `paused`, `queue` `{steer: [...], follow_up: [...], "
-                "aside: [...]}` (each item `{id, text, source}`, in delivery order), `session_id` (null "
-                "with `--no-session`), `model`, and also `requirement` (tool or null), `approvals` "
-                "(waiting call ids), `jobs` (running background job ids), `usage` (the session's "
-                "`input_tokens`, `output_tokens`, `cache_read_tokens`, `cache_write_tokens`, `cost`) and "
-                "`rounds` (model calls)."),
-    Command("list the checkpoints", checkpoints, rpc="checkpoints",
-            doc="Response carries `checkpoints`: `[{id, prompt, at, files}]`, one per user turn (the "
-                "first prompt and each delivered follow-up), oldest first; `at` is ISO 8601 UTC, `files` "
-                "how many paths changed between it and the next checkpoint (the newest: until now)."),
-    Command("restore files and/or conversation to before a turn", rewind, rpc="rewind",
-            args=(QID, Arg("files", "bool", required=False, default=True),
-                  Arg("conversation", "bool", required=False, default=True)),
-            doc="Restore the workspace's files (`files`, default true) and/or the conversation "
-                "(`conversation`, default true) to just before checkpoint `id`'s turn; refused while a "
-                "run is going. Response carries `restored` (the paths rewritten, recreated or deleted) "
-                "and `conversation`. See \"Checkpoints and rewind\" below."),
-    Command("MCP servers: state and tools", mcp_status, rpc="mcp_status",
-            doc="Response carries `servers`: `[{name, state, tools, error?}]` (empty when none is "
-                "configured)."),
-    Command("show or switch the model (no argument: pick one)", model, slash="model", pick=pick_model,
-            args=(Arg("spec", metavar="PROVIDER:MODEL"),)),
-    Command("the saved sessions of this directory; ID: switch to one (no argument: pick one)", sessions,
-            slash="sessions", pick=pick_session, args=(Arg("id", metavar="ID"),)),
-    Command("start a fresh session (queued messages: keep or drop; asked when any are queued)", new,
-            slash="new", pick=pick_new, args=(Arg("queue", choices=QUEUE_CHOICES, metavar="keep|drop"),)),
+    Command(
+        "steer now: skip the calls of the running batch not yet started", steer_now, slash="now", args=(TEXT,)
+    ),
+    Command(
+        "the next turn must call TOOL (no argument: pick one; off: drop it)",
+        require,
+        slash="require",
+        rpc="require_tool",
+        pick=pick_tool,
+        args=(Arg("tool", metavar="TOOL"), Arg("reason", "str", required=False, metavar="reason")),
+        doc="Soft requirement: the next turn must call `tool` (a reminder first, then up to "
+        f'{MAX_ESCALATIONS} forced calls). `ok: false` for an unknown tool; `"tool": "off"` '
+        "drops the requirement.",
+    ),
+    Command(
+        "drop the tool requirement", clear_requirement, rpc="clear_requirement", doc="Drop the requirement."
+    ),
+    Command(
+        "answer an approval request",
+        approve,
+        rpc="approve",
+        args=(Arg("call_id"), Arg("decision", choices=("allow", "deny", "always"))),
+        doc="Answer an `approval_request` event. `always` also saves an allow rule in "
+        "`.owltui/permissions.toml`. `ok: false` if no such request is waiting.",
+    ),
+    Command(
+        "running, paused, queue, session, model, requirement, approvals, jobs, usage",
+        get_state,
+        rpc="get_state",
+        doc="Response carries `running`, `paused`, `queue` `{steer: [...], follow_up: [...], "
+        "aside: [...]}` (each item `{id, text, source}`, in delivery order), `session_id` (null "
+        "with `--no-session`), `model`, and also `requirement` (tool or null), `approvals` "
+        "(waiting call ids), `jobs` (running background job ids), `usage` (the session's "
+        "`input_tokens`, `output_tokens`, `cache_read_tokens`, `cache_write_tokens`, `cost`) and "
+        "`rounds` (model calls).",
+    ),
+    Command(
+        "list the checkpoints",
+        checkpoints,
+        rpc="checkpoints",
+        doc="Response carries `checkpoints`: `[{id, prompt, at, files}]`, one per user turn (the "
+        "first prompt and each delivered follow-up), oldest first; `at` is ISO 8601 UTC, `files` "
+        "how many paths changed between it and the next checkpoint (the newest: until now).",
+    ),
+    Command(
+        "restore files and/or conversation to before a turn",
+        rewind,
+        rpc="rewind",
+        args=(
+            QID,
+            Arg("files", "bool", required=False, default=True),
+            Arg("conversation", "bool", required=False, default=True),
+        ),
+        doc="Restore the workspace's files (`files`, default true) and/or the conversation "
+        "(`conversation`, default true) to just before checkpoint `id`'s turn; refused while a "
+        "run is going. Response carries `restored` (the paths rewritten, recreated or deleted) "
+        'and `conversation`. See "Checkpoints and rewind" below.',
+    ),
+    Command(
+        "MCP servers: state and tools",
+        mcp_status,
+        rpc="mcp_status",
+        doc="Response carries `servers`: `[{name, state, tools, error?}]` (empty when none is configured).",
+    ),
+    Command(
+        "show or switch the model (no argument: pick one)",
+        model,
+        slash="model",
+        pick=pick_model,
+        args=(Arg("spec", metavar="PROVIDER:MODEL"),),
+    ),
+    Command(
+        "the saved sessions of this directory; ID: switch to one (no argument: pick one)",
+        sessions,
+        slash="sessions",
+        pick=pick_session,
+        args=(Arg("id", metavar="ID"),),
+    ),
+    Command(
+        "start a fresh session (queued messages: keep or drop; asked when any are queued)",
+        new,
+        slash="new",
+        pick=pick_new,
+        args=(Arg("queue", choices=QUEUE_CHOICES, metavar="keep|drop"),),
+    ),
     Command("summarize the conversation to free context", compact, slash="compact"),
     Command("write or update AGENTS.md from a look at the repository", init, slash="init"),
     Command("rewind the last turn's file changes", undo, slash="undo"),
-    Command("go back to before a prompt: files, conversation or both (no argument: pick one)",
-            rewind_slash, slash="rewind", pick=pick_checkpoint,
-            args=(Arg("id", metavar="ID"),
-                  Arg("what", required=False, choices=WHAT, metavar="files|conversation"))),
-    Command("MCP servers, their state and tools; approve or decline this workspace's .mcp.json", mcp,
-            slash="mcp", args=(Arg("action", required=False, choices=("approve", "decline"),
-                                   metavar="approve|decline"),)),
-    Command("pick or set the theme (remembered)", theme, slash="theme", needs="themes", pick=pick_theme,
-            args=(Arg("name", metavar="NAME"),)),
+    Command(
+        "go back to before a prompt: files, conversation or both (no argument: pick one)",
+        rewind_slash,
+        slash="rewind",
+        pick=pick_checkpoint,
+        args=(
+            Arg("id", metavar="ID"),
+            Arg("what", required=False, choices=WHAT, metavar="files|conversation"),
+        ),
+    ),
+    Command(
+        "MCP servers, their state and tools; approve or decline this workspace's .mcp.json",
+        mcp,
+        slash="mcp",
+        args=(Arg("action", required=False, choices=("approve", "decline"), metavar="approve|decline"),),
+    ),
+    Command(
+        "pick or set the theme (remembered)",
+        theme,
+        slash="theme",
+        needs="themes",
+        pick=pick_theme,
+        args=(Arg("name", metavar="NAME"),),
+    ),
     Command("keys and commands", help_, slash="help"),
-    Command("leave OwlTUI", quit_, slash="quit", rpc="quit",
-            doc="Abort the current run, answer, and exit with status 0."),
+    Command(
+        "leave OwlTUI",
+        quit_,
+        slash="quit",
+        rpc="quit",
+        doc="Abort the current run, answer, and exit with status 0.",
+    ),
 )
 
 

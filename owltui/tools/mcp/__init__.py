@@ -11,7 +11,7 @@ Nothing imported here loads the MCP SDK.
 
 from __future__ import annotations
 
-from .config import (
+from owltui.tools.mcp.config import (
     McpApprovals,
     McpConfigError,
     McpSettings,
@@ -21,9 +21,16 @@ from .config import (
     load_mcp_servers,
     project_file,
 )
-from .names import proposed_rule, rule_matches, rule_subject, rule_verdict, split_tool_name, tool_name
-from .source import McpSource, McpTool
-from .wiring import decide, describe, mcp_source, question, status
+from owltui.tools.mcp.names import (
+    proposed_rule,
+    rule_matches,
+    rule_subject,
+    rule_verdict,
+    split_tool_name,
+    tool_name,
+)
+from owltui.tools.mcp.source import McpSource, McpTool
+from owltui.tools.mcp.wiring import decide, describe, mcp_source, question, status
 
 __all__ = [
     "McpApprovals",

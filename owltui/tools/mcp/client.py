@@ -21,9 +21,9 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 
-from .config import ServerSpec
-from .schema import SchemaProblem, check_schema
-from .stdio import StdioTransport
+from owltui.tools.mcp.config import ServerSpec
+from owltui.tools.mcp.schema import SchemaProblem, check_schema
+from owltui.tools.mcp.stdio import StdioTransport
 
 logging.getLogger("mcp").addHandler(logging.NullHandler())
 logging.getLogger("httpx2").addHandler(logging.NullHandler())
@@ -32,8 +32,15 @@ CLIENT_INFO = mcp_types.Implementation(name="owltui", version="0.1.0")
 MAX_PAGES = 100
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 
-__all__ = ["MODERN_PROTOCOL_VERSIONS", "MCPError", "describe_error", "http_transport", "list_all_tools",
-           "make_client", "stdio_transport"]
+__all__ = [
+    "MODERN_PROTOCOL_VERSIONS",
+    "MCPError",
+    "describe_error",
+    "http_transport",
+    "list_all_tools",
+    "make_client",
+    "stdio_transport",
+]
 
 
 def stdio_transport(spec: ServerSpec, env: dict[str, str], workspace: Path) -> StdioTransport:
@@ -56,8 +63,11 @@ class HttpTransport:
 
     async def __aenter__(self) -> Any:
         async with AsyncExitStack() as stack:
-            http = await stack.enter_async_context(httpx2.AsyncClient(
-                headers=self.headers, timeout=HTTP_TIMEOUT, event_hooks={"response": [self._seen]}))
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(
+                    headers=self.headers, timeout=HTTP_TIMEOUT, event_hooks={"response": [self._seen]}
+                )
+            )
             streams = await stack.enter_async_context(streamable_http_client(self.url, http_client=http))
             self._stack = stack.pop_all()
         return streams
@@ -167,8 +177,7 @@ def describe_error(exc: BaseException, spec: ServerSpec) -> str:
         return f"cannot run {spec.command}: permission denied"
     if isinstance(exc, ValidationError):
         first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": str(exc)}
-        return (f"it sent a malformed {exc.title} ({'.'.join(str(p) for p in first['loc'])}: "
-                f"{first['msg']})")
+        return f"it sent a malformed {exc.title} ({'.'.join(str(p) for p in first['loc'])}: {first['msg']})"
     if isinstance(exc, MCPError):
         if exc.code == mcp_types.CONNECTION_CLOSED:
             return "the connection closed before the server answered"

@@ -38,16 +38,45 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .names import server_key
+from owltui.tools.mcp.names import server_key
 
 PROJECT_FILE = ".mcp.json"
 DEFAULT_STARTUP_TIMEOUT = 15.0
 # what a stdio server inherits of OwlTUI's environment (the SDK's list plus locale, time zone,
 # temp dir); everything else, API keys above all, only if its entry names it in "env"
-INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "LC_CTYPE",
-                 "TZ", "TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR")
-_KNOWN_KEYS = frozenset({"type", "command", "args", "env", "cwd", "url", "headers", "timeout",
-                         "tool_timeout", "disabled", "enabled", "description"})
+INHERITED_ENV = (
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_RUNTIME_DIR",
+)
+_KNOWN_KEYS = frozenset(
+    {
+        "type",
+        "command",
+        "args",
+        "env",
+        "cwd",
+        "url",
+        "headers",
+        "timeout",
+        "tool_timeout",
+        "disabled",
+        "enabled",
+        "description",
+    }
+)
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamable_http", "streamableHttp"})
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -59,12 +88,12 @@ class McpConfigError(Exception):
 class McpSettings(BaseModel):
     """The user config's ``[mcp]`` table (``Config.mcp``)::
 
-        [mcp]
-        trust_read_only_hints = false   # true: tools the server marks readOnlyHint run without asking
-        startup_timeout = 15            # seconds each server has to start and list its tools
-        [mcp.servers.time]
-        command = "uvx"
-        args = ["mcp-server-time"]
+    [mcp]
+    trust_read_only_hints = false   # true: tools the server marks readOnlyHint run without asking
+    startup_timeout = 15            # seconds each server has to start and list its tools
+    [mcp.servers.time]
+    command = "uvx"
+    args = ["mcp-server-time"]
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -141,8 +170,9 @@ def _seconds(value: Any, what: str) -> float | None:
     return float(value)
 
 
-def parse_server(name: str, raw: Any, origin: str, workspace: Path, env: Mapping[str, str],
-                 notices: list[str]) -> ServerSpec | None:
+def parse_server(
+    name: str, raw: Any, origin: str, workspace: Path, env: Mapping[str, str], notices: list[str]
+) -> ServerSpec | None:
     """One entry of ``mcpServers``; None (with a notice) when it cannot be used or is disabled."""
     label = f"MCP server '{name}' ({origin})"
     if not isinstance(raw, dict):
@@ -168,13 +198,18 @@ def parse_server(name: str, raw: Any, origin: str, workspace: Path, env: Mapping
             if cwd_raw is not None and not isinstance(cwd_raw, str):
                 raise ValueError("cwd must be a string")
             spec = ServerSpec(
-                name=name, key=server_key(name), origin=origin, transport="stdio",
+                name=name,
+                key=server_key(name),
+                origin=origin,
+                transport="stdio",
                 command=expand(command, env, missing),
                 args=[expand(a, env, missing) for a in _strings(raw.get("args", []), "args")],
                 env={k: expand(v, env, missing) for k, v in _table(raw.get("env", {}), "env").items()},
                 cwd=(workspace / os.path.expanduser(cwd_raw)) if cwd_raw else None,
-                startup_timeout=timeout, tool_timeout=tool_timeout,
-                shown=" ".join([command, *_strings(raw.get("args", []), "args")]))
+                startup_timeout=timeout,
+                tool_timeout=tool_timeout,
+                shown=" ".join([command, *_strings(raw.get("args", []), "args")]),
+            )
         elif kind in _HTTP_TYPES:
             url = raw.get("url")
             if not isinstance(url, str) or not url.strip():
@@ -184,13 +219,23 @@ def parse_server(name: str, raw: Any, origin: str, workspace: Path, env: Mapping
             if not url.startswith(("http://", "https://")):
                 raise ValueError(f"url must start with http:// or https:// (got {url[:40]!r})")
             spec = ServerSpec(
-                name=name, key=server_key(name), origin=origin, transport="http", url=url,
-                headers={k: expand(v, env, missing)
-                         for k, v in _table(raw.get("headers", {}), "headers").items()},
-                startup_timeout=timeout, tool_timeout=tool_timeout, shown=shown)
+                name=name,
+                key=server_key(name),
+                origin=origin,
+                transport="http",
+                url=url,
+                headers={
+                    k: expand(v, env, missing) for k, v in _table(raw.get("headers", {}), "headers").items()
+                },
+                startup_timeout=timeout,
+                tool_timeout=tool_timeout,
+                shown=shown,
+            )
         elif kind == "sse":
-            raise ValueError('type "sse" (the deprecated HTTP+SSE transport) is not supported: use the '
-                             'server\'s Streamable HTTP endpoint with "type": "http"')
+            raise ValueError(
+                'type "sse" (the deprecated HTTP+SSE transport) is not supported: use the '
+                'server\'s Streamable HTTP endpoint with "type": "http"'
+            )
         else:
             raise ValueError(f'unknown type {kind!r} (use "stdio" or "http")')
     except ValueError as exc:
@@ -201,8 +246,9 @@ def parse_server(name: str, raw: Any, origin: str, workspace: Path, env: Mapping
     return spec
 
 
-def parse_servers(data: Any, origin: str, workspace: Path, env: Mapping[str, str],
-                  notices: list[str]) -> list[ServerSpec]:
+def parse_servers(
+    data: Any, origin: str, workspace: Path, env: Mapping[str, str], notices: list[str]
+) -> list[ServerSpec]:
     """The servers of a parsed ``.mcp.json`` document (``{"mcpServers": {...}}``)."""
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
         raise ValueError('expected an object with "mcpServers": {NAME: {...}}')
@@ -249,8 +295,11 @@ class McpApprovals:
     def decision(self, workspace: Path, sha256: str) -> bool | None:
         """True/False when the user decided on exactly this content of the workspace's file."""
         entry = self._load().get(str(workspace.resolve()))
-        if isinstance(entry, dict) and entry.get("sha256") == sha256 \
-                and isinstance(entry.get("approved"), bool):
+        if (
+            isinstance(entry, dict)
+            and entry.get("sha256") == sha256
+            and isinstance(entry.get("approved"), bool)
+        ):
             return bool(entry["approved"])
         return None
 
@@ -283,8 +332,10 @@ class ProjectFile:
 
     def question(self) -> str:
         listed = "\n".join(f"  {name}" for name in self.servers)
-        return (f"{self.path} defines MCP servers that OwlTUI would start as programs or connect to:\n"
-                f"{listed}\nUse them in this workspace? (asked again if the file changes)")
+        return (
+            f"{self.path} defines MCP servers that OwlTUI would start as programs or connect to:\n"
+            f"{listed}\nUse them in this workspace? (asked again if the file changes)"
+        )
 
 
 def project_file(workspace: Path, approvals: McpApprovals | None) -> ProjectFile | None:
@@ -324,9 +375,13 @@ def _merge(into: dict[str, ServerSpec], found: Iterable[ServerSpec], notices: li
         into[spec.name] = spec
 
 
-def load_mcp_servers(workspace: Path, user_servers: Mapping[str, Any] | None, explicit_file: Path | None,
-                     approved_store: McpApprovals | None, env: Mapping[str, str] | None = None,
-                     ) -> tuple[list[ServerSpec], list[str]]:
+def load_mcp_servers(
+    workspace: Path,
+    user_servers: Mapping[str, Any] | None,
+    explicit_file: Path | None,
+    approved_store: McpApprovals | None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[list[ServerSpec], list[str]]:
     """The servers to start and the notices to show (one line each).
 
     ``user_servers``: the user config's ``[mcp.servers]`` tables. ``explicit_file``: ``--mcp-config``
@@ -338,8 +393,10 @@ def load_mcp_servers(workspace: Path, user_servers: Mapping[str, Any] | None, ex
     workspace = workspace.resolve()
     notices: list[str] = []
     chosen: dict[str, ServerSpec] = {}
-    user = [parse_server(str(name), raw, "user config", workspace, env, notices)
-            for name, raw in (user_servers or {}).items()]
+    user = [
+        parse_server(str(name), raw, "user config", workspace, env, notices)
+        for name, raw in (user_servers or {}).items()
+    ]
     _merge(chosen, [s for s in user if s is not None], notices)
 
     explicit = explicit_file.expanduser().resolve() if explicit_file is not None else None
@@ -351,12 +408,16 @@ def load_mcp_servers(workspace: Path, user_servers: Mapping[str, Any] | None, ex
         elif project.decision is True:  # the servers of the content approved, not of a second read
             _merge(chosen, parse_servers(project.data, str(project.path), workspace, env, notices), notices)
         elif project.decision is False and project.servers:
-            notices.append(f"{label} is not used: you declined its MCP servers "
-                           f"({', '.join(project.servers)}); /mcp approve to use them")
+            notices.append(
+                f"{label} is not used: you declined its MCP servers "
+                f"({', '.join(project.servers)}); /mcp approve to use them"
+            )
         elif project.decision is None and project.servers:
-            notices.append(f"{label} defines MCP servers ({', '.join(project.servers)}) that are not "
-                           "started until you approve the file: /mcp approve in the TUI, or pass "
-                           f"--mcp-config {PROJECT_FILE}")
+            notices.append(
+                f"{label} defines MCP servers ({', '.join(project.servers)}) that are not "
+                "started until you approve the file: /mcp approve in the TUI, or pass "
+                f"--mcp-config {PROJECT_FILE}"
+            )
     if explicit is not None:
         try:
             _, data = read_file(explicit)
@@ -369,8 +430,10 @@ def load_mcp_servers(workspace: Path, user_servers: Mapping[str, Any] | None, ex
     for spec in chosen.values():
         other = by_key.get(spec.key)
         if other is not None:
-            notices.append(f"MCP server '{spec.name}' is not used: its tool names would clash with "
-                           f"'{other.name}' (both become mcp__{spec.key}__...)")
+            notices.append(
+                f"MCP server '{spec.name}' is not used: its tool names would clash with "
+                f"'{other.name}' (both become mcp__{spec.key}__...)"
+            )
             continue
         by_key[spec.key] = spec
     return [by_key[k] for k in sorted(by_key)], notices

@@ -33,7 +33,7 @@ def server_key(name: str) -> str:
     """A server's name as it appears in tool names: the charset, no ``__``, at most 24 characters."""
     key = re.sub(r"_{2,}", "_", sanitize(name)).strip("_") or "server"
     if len(key) > MAX_SERVER:
-        key = f"{key[:MAX_SERVER - 7].rstrip('_')}-{_hash(name)}"
+        key = f"{key[: MAX_SERVER - 7].rstrip('_')}-{_hash(name)}"
     return key
 
 
@@ -41,7 +41,7 @@ def tool_name(key: str, tool: str) -> str:
     """``mcp__KEY__TOOL`` fitted to 64 characters."""
     name = f"{PREFIX}{key}__{sanitize(tool) or '_'}"
     if len(name) > MAX_NAME:
-        name = f"{name[:MAX_NAME - 7]}-{_hash(tool)}"
+        name = f"{name[: MAX_NAME - 7]}-{_hash(tool)}"
     return name
 
 
@@ -49,7 +49,7 @@ def split_tool_name(name: str) -> tuple[str, str] | None:
     """``(server key, tool part)`` of an MCP tool name; None for other tools."""
     if not name.startswith(PREFIX):
         return None
-    server, sep, tool = name[len(PREFIX):].partition("__")
+    server, sep, tool = name[len(PREFIX) :].partition("__")
     if not sep or not server or not tool:
         return None
     return server, tool

@@ -39,8 +39,10 @@ def block_text(block: Any) -> str:
         return str(block.text)
     if kind in ("image", "audio"):
         size = _size(getattr(block, "data", ""))
-        return (f"[{kind} {getattr(block, 'mime_type', '?')}, {size}: not shown; "
-                "OwlTUI passes tool results to the model as text]")
+        return (
+            f"[{kind} {getattr(block, 'mime_type', '?')}, {size}: not shown; "
+            "OwlTUI passes tool results to the model as text]"
+        )
     if kind == "resource_link":
         what = getattr(block, "description", None) or getattr(block, "name", "")
         return f"[resource link: {block.uri}{f' ({what})' if what else ''}]"

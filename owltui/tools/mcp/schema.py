@@ -44,12 +44,14 @@ def check_schema(schema: Any) -> dict[str, Any]:
     out = copy.deepcopy(schema)
     kind = out.setdefault("type", "object")
     if kind != "object":
-        raise SchemaProblem(f"its input schema's root type is {json.dumps(kind)}; the providers accept "
-                            'only "object"')
+        raise SchemaProblem(
+            f'its input schema\'s root type is {json.dumps(kind)}; the providers accept only "object"'
+        )
     bad = [k for k in TOP_LEVEL_REJECTED if k in out]
     if bad:
-        raise SchemaProblem(f"its input schema has {', '.join(bad)} at the top level, which the providers "
-                            "reject")
+        raise SchemaProblem(
+            f"its input schema has {', '.join(bad)} at the top level, which the providers reject"
+        )
     if "properties" in out and not isinstance(out["properties"], dict):
         raise SchemaProblem("its input schema's properties is not an object")
     try:

@@ -33,10 +33,9 @@ import anyio.abc
 from pydantic import BaseModel
 
 from owltui.agent.tool import Tool, ToolContext, ToolOutput
-
-from .config import DEFAULT_STARTUP_TIMEOUT, McpApprovals, ServerSpec
-from .names import tool_name
-from .schema import SchemaProblem, arguments_of, check_schema, params_model
+from owltui.tools.mcp.config import DEFAULT_STARTUP_TIMEOUT, McpApprovals, ServerSpec
+from owltui.tools.mcp.names import tool_name
+from owltui.tools.mcp.schema import SchemaProblem, arguments_of, check_schema, params_model
 
 log = logging.getLogger(__name__)
 State = Literal["pending", "connecting", "connected", "failed", "closed"]
@@ -55,8 +54,15 @@ def _stderr_warn(text: str) -> None:
 class McpTool:
     """One tool of one server, named ``mcp__SERVER__TOOL``, with the server's schema as parameters."""
 
-    def __init__(self, server: McpServer, remote: str, name: str, description: str,
-                 schema: dict[str, Any], read_only: bool) -> None:
+    def __init__(
+        self,
+        server: McpServer,
+        remote: str,
+        name: str,
+        description: str,
+        schema: dict[str, Any],
+        read_only: bool,
+    ) -> None:
         self.server = server
         self.remote = remote  # the tool's name on the server
         self.name = name
@@ -72,8 +78,16 @@ class McpTool:
 class McpServer:
     """One connection: its state, the tools it listed, the call path."""
 
-    def __init__(self, spec: ServerSpec, *, workspace: Path, env: Mapping[str, str],
-                 trust_read_only: bool, warn: Warn, startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        workspace: Path,
+        env: Mapping[str, str],
+        trust_read_only: bool,
+        warn: Warn,
+        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+    ) -> None:
         self.spec = spec
         self.startup_timeout = spec.startup_timeout or startup_timeout
         self.workspace = workspace
@@ -105,7 +119,8 @@ class McpServer:
             with anyio.CancelScope(deadline=deadline) as scope:
                 # the SDK takes about a second to import: in a worker thread, off the event loop
                 client_mod = await anyio.to_thread.run_sync(
-                    importlib.import_module, "owltui.tools.mcp.client", abandon_on_cancel=True)
+                    importlib.import_module, "owltui.tools.mcp.client", abandon_on_cancel=True
+                )
                 async with AsyncExitStack() as stack:
                     if spec.transport == "stdio":
                         transport = client_mod.stdio_transport(spec, self.env, self.workspace)
@@ -113,7 +128,8 @@ class McpServer:
                         transport = client_mod.http_transport(spec.url, spec.headers)
                     self._transport = transport
                     client = await stack.enter_async_context(
-                        client_mod.make_client(transport, self._on_message))
+                        client_mod.make_client(transport, self._on_message)
+                    )
                     listed, problems = await client_mod.list_all_tools(client)
                     events = await self._subscribe(stack, client)
                     scope.deadline = math.inf
@@ -152,6 +168,7 @@ class McpServer:
     async def _until_stopped(self, transport: Any, events: Any) -> None:
         exited = getattr(transport, "exited", None)
         async with anyio.create_task_group() as tg:
+
             async def watch(event: anyio.Event) -> None:
                 await event.wait()
                 tg.cancel_scope.cancel()
@@ -165,8 +182,9 @@ class McpServer:
             self._client = None
             self._fail(f"it exited{self._said(transport) or ''}", stopped=True)
 
-    def _connected(self, client: Any, listed: Sequence[Any],
-                   problems: Sequence[tuple[str, str]] = ()) -> None:
+    def _connected(
+        self, client: Any, listed: Sequence[Any], problems: Sequence[tuple[str, str]] = ()
+    ) -> None:
         self._client = client
         self.state = "connected"
         self.error = None
@@ -189,8 +207,9 @@ class McpServer:
             hints = remote.annotations
             read_only = self.trust_read_only and bool(hints is not None and hints.read_only_hint)
             title = remote.title or (hints.title if hints is not None else None)
-            description = (remote.description or title or "").strip() \
-                or f"The tool {remote.name} of the MCP server {self.name}."
+            description = (
+                remote.description or title or ""
+            ).strip() or f"The tool {remote.name} of the MCP server {self.name}."
             tools.append(McpTool(self, remote.name, name, description, schema, read_only))
         self.tools = sorted(tools, key=lambda t: t.name)
         self.settled.set()
@@ -220,7 +239,7 @@ class McpServer:
         """On a 2026-era connection a client opts in to ``tools/list_changed`` (``subscriptions/
         listen``), before the server counts as connected so no change is missed. A server that does
         not offer it is fine: only the notice is missed."""
-        from .client import MODERN_PROTOCOL_VERSIONS
+        from owltui.tools.mcp.client import MODERN_PROTOCOL_VERSIONS
 
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return None
@@ -241,9 +260,11 @@ class McpServer:
     def _tools_changed(self) -> None:
         if not self.list_changed:
             self.list_changed = True
-            self.warn(f"MCP server '{self.name}' changed its tools; this session keeps the list it "
-                      "started with (every request keeps its cached prefix): the change applies from "
-                      "the next session")
+            self.warn(
+                f"MCP server '{self.name}' changed its tools; this session keeps the list it "
+                "started with (every request keeps its cached prefix): the change applies from "
+                "the next session"
+            )
 
     def stop(self) -> None:
         self._stop.set()
@@ -255,8 +276,8 @@ class McpServer:
         if client is None or self.state != "connected":
             why = f": {self.error}" if self.error else ""
             return ToolOutput(f"The MCP server '{self.name}' is not connected{why}.", is_error=True)
-        from .client import MCPError, describe_error
-        from .results import to_output
+        from owltui.tools.mcp.client import MCPError, describe_error
+        from owltui.tools.mcp.results import to_output
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             of = f"/{total:g}" if total else ""
@@ -267,11 +288,15 @@ class McpServer:
             with anyio.fail_after(timeout if timeout is not None else math.inf):
                 result = await client.call_tool(tool, arguments, progress_callback=progress)
         except TimeoutError:
-            return ToolOutput(f"The MCP server '{self.name}' did not answer {tool} within {timeout:g} s "
-                              "(the call was cancelled).", is_error=True)
+            return ToolOutput(
+                f"The MCP server '{self.name}' did not answer {tool} within {timeout:g} s "
+                "(the call was cancelled).",
+                is_error=True,
+            )
         except MCPError as exc:
-            return ToolOutput(f"The MCP server '{self.name}' answered {tool} with an error: {exc.message}",
-                              is_error=True)
+            return ToolOutput(
+                f"The MCP server '{self.name}' answered {tool} with an error: {exc.message}", is_error=True
+            )
         except Exception as exc:
             why = describe_error(exc, self.spec)
             return ToolOutput(f"The MCP server '{self.name}' failed on {tool}: {why}", is_error=True)
@@ -283,10 +308,16 @@ class McpSource:
 
     name = "mcp"
 
-    def __init__(self, servers: Sequence[ServerSpec], *, workspace: Path,
-                 env: Mapping[str, str] | None = None, warn: Warn | None = None,
-                 trust_read_only_hints: bool = False,
-                 startup_timeout: float = DEFAULT_STARTUP_TIMEOUT) -> None:
+    def __init__(
+        self,
+        servers: Sequence[ServerSpec],
+        *,
+        workspace: Path,
+        env: Mapping[str, str] | None = None,
+        warn: Warn | None = None,
+        trust_read_only_hints: bool = False,
+        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+    ) -> None:
         import os
 
         self.workspace = workspace
@@ -384,9 +415,18 @@ class McpSource:
         if self._frozen is not None or self._closed:
             return False
         known = {s.spec.key for s in self.servers}
-        new = [McpServer(spec, workspace=self.workspace, env=self.env, warn=self.warn,
-                         trust_read_only=self.trust_read_only_hints, startup_timeout=self.startup_timeout)
-               for spec in specs if spec.key not in known]
+        new = [
+            McpServer(
+                spec,
+                workspace=self.workspace,
+                env=self.env,
+                warn=self.warn,
+                trust_read_only=self.trust_read_only_hints,
+                startup_timeout=self.startup_timeout,
+            )
+            for spec in specs
+            if spec.key not in known
+        ]
         if new and self._ready.is_set():
             self._ready = anyio.Event()
         self.servers.extend(new)

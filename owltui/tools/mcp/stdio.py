@@ -62,11 +62,18 @@ class StdioTransport:
             self._tail.append(line[:TAIL_CHARS])
 
     # ---- the life cycle ------------------------------------------------------------------------
-    async def __aenter__(self) -> tuple[MemoryObjectReceiveStream[SessionMessage | Exception],
-                                        MemoryObjectSendStream[SessionMessage]]:
+    async def __aenter__(
+        self,
+    ) -> tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]:
         process = await anyio.open_process(
-            self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=self.cwd, env=self.env, start_new_session=True)
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.cwd,
+            env=self.env,
+            start_new_session=True,
+        )
         self._process = process
         self.pid = process.pid
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -80,8 +87,9 @@ class StdioTransport:
         tg.start_soon(self._stderr, process)
         return read_stream, write_stream
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> bool | None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
         with anyio.CancelScope(shield=True):
             await self.stop()
         tg, self._tg = self._tg, None
@@ -133,8 +141,9 @@ class StdioTransport:
         self.exited.set()
 
     # ---- the pipes -----------------------------------------------------------------------------
-    async def _stdout(self, process: anyio.abc.Process,
-                      out: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+    async def _stdout(
+        self, process: anyio.abc.Process, out: MemoryObjectSendStream[SessionMessage | Exception]
+    ) -> None:
         assert process.stdout is not None
         parts: list[bytes] = []  # the line so far (a long result arrives in many chunks)
         try:
@@ -142,7 +151,7 @@ class StdioTransport:
                 async for chunk in process.stdout:
                     while (end := chunk.find(b"\n")) >= 0:
                         parts.append(chunk[:end])
-                        chunk = chunk[end + 1:]
+                        chunk = chunk[end + 1 :]
                         message = self._parse(b"".join(parts))
                         parts = []
                         if message is not None:
@@ -171,8 +180,12 @@ class StdioTransport:
             return None
         return SessionMessage(message)
 
-    async def _stdin(self, process: anyio.abc.Process, messages: MemoryObjectReceiveStream[SessionMessage],
-                     reads: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
+    async def _stdin(
+        self,
+        process: anyio.abc.Process,
+        messages: MemoryObjectReceiveStream[SessionMessage],
+        reads: MemoryObjectSendStream[SessionMessage | Exception],
+    ) -> None:
         assert process.stdin is not None
         try:
             async with messages:
@@ -188,7 +201,7 @@ class StdioTransport:
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             async for chunk in process.stderr:
                 lines = (buffer + chunk).split(b"\n")
-                buffer = lines.pop()[-4 * TAIL_CHARS:]
+                buffer = lines.pop()[-4 * TAIL_CHARS :]
                 for line in lines:
                     self._note(line.decode("utf-8", "replace"))
         if buffer:

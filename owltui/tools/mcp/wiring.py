@@ -15,9 +15,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .config import McpApprovals, McpSettings, approve_project, load_mcp_servers, parse_servers, project_file
-from .names import rule_verdict as rule_verdict  # re-exported: the permission rules
-from .source import McpSource
+from owltui.tools.mcp.config import (
+    McpApprovals,
+    McpSettings,
+    approve_project,
+    load_mcp_servers,
+    parse_servers,
+    project_file,
+)
+from owltui.tools.mcp.names import rule_verdict as rule_verdict  # re-exported: the permission rules
+from owltui.tools.mcp.source import McpSource
 
 APPROVALS_FILE = "mcp-approvals.json"
 
@@ -27,8 +34,14 @@ def approvals_in(data_dir: Path) -> McpApprovals:
     return McpApprovals(data_dir / APPROVALS_FILE)
 
 
-def mcp_source(workspace: Path, settings: McpSettings | None, explicit_file: Path | None,
-               env: Mapping[str, str], warn: Callable[[str], None], data_dir: Path) -> McpSource:
+def mcp_source(
+    workspace: Path,
+    settings: McpSettings | None,
+    explicit_file: Path | None,
+    env: Mapping[str, str],
+    warn: Callable[[str], None],
+    data_dir: Path,
+) -> McpSource:
     """The session's MCP source (possibly without servers): notices go to ``warn`` now; raises
     ``McpConfigError`` for an unusable ``--mcp-config`` file. Starts nothing (``start`` does)."""
     settings = settings or McpSettings()
@@ -36,9 +49,14 @@ def mcp_source(workspace: Path, settings: McpSettings | None, explicit_file: Pat
     servers, notices = load_mcp_servers(workspace, settings.servers, explicit_file, approvals, env)
     for notice in notices:
         warn(notice)
-    source = McpSource(servers, workspace=workspace, env=env, warn=warn,
-                       trust_read_only_hints=settings.trust_read_only_hints,
-                       startup_timeout=settings.startup_timeout)
+    source = McpSource(
+        servers,
+        workspace=workspace,
+        env=env,
+        warn=warn,
+        trust_read_only_hints=settings.trust_read_only_hints,
+        startup_timeout=settings.startup_timeout,
+    )
     source.approvals = approvals
     return source
 
@@ -72,8 +90,10 @@ def decide(source: McpSource, approved: bool) -> str:
     names = ", ".join(s.name for s in servers) or "none"
     if source.add_servers(servers):
         return f"Approved {found.path}: starting its MCP servers ({names})."
-    return (f"Approved {found.path}: its MCP servers ({names}) start with the next session (this "
-            "session's tool list is already fixed).")
+    return (
+        f"Approved {found.path}: its MCP servers ({names}) start with the next session (this "
+        "session's tool list is already fixed)."
+    )
 
 
 def status(source: McpSource | None) -> list[dict[str, Any]]:
