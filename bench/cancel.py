@@ -20,8 +20,8 @@ import anyio
 
 from owltui.agent.cancel import CancelToken
 from owltui.agent.tool import ToolContext
-from owltui.tools.bash import BashParams, BashTool
-from owltui.tools.proc import group_alive
+from owltui.tools.exec.bash import BashParams, BashTool
+from owltui.tools.exec.signals import group_alive
 
 BIG_COMMAND = "head -c 100000000 /dev/zero | tr '\\0' 'x' | fold -w 100"
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from owltui.session.checkpoints import CheckpointStore
+from owltui.session.checkpoints.checkpoints import CheckpointStore
 
 
 def make_workspace(root: Path, files: int, rng: random.Random) -> list[Path]:

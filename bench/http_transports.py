@@ -96,7 +96,7 @@ def client(name: str, url: str, requests: int) -> None:
 
             c = httpx.AsyncClient(timeout=60, transport=AiohttpTransport())
         else:
-            from owltui.providers.transport import LeanTransport
+            from owltui.providers.http.transport import LeanTransport
 
             c = httpx.AsyncClient(timeout=60, transport=LeanTransport())
         async with c:

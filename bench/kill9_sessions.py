@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from owltui.agent.messages import ToolResult, UserMessage  # noqa: E402
 from owltui.session.paths import sessions_dir  # noqa: E402
-from owltui.session.store import SessionStore  # noqa: E402
+from owltui.session.store.store import SessionStore  # noqa: E402
 from tests.cli.fake_openai import FakeOpenAI, Turn  # noqa: E402
 from tests.cli.helpers import cli_env, openai_args  # noqa: E402
 

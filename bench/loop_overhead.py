@@ -21,13 +21,13 @@ from pydantic import BaseModel
 
 from owltui.agent.agent import Agent
 from owltui.agent.cancel import CancelToken
+from owltui.agent.config import LoopConfig
 from owltui.agent.history import MemoryHistory
-from owltui.agent.loop import LoopConfig
 from owltui.agent.messages import AssistantMessage, ToolResult, UserMessage
 from owltui.agent.model import MessageAssembler, ModelRequest
 from owltui.agent.pause import PauseGate
-from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.agent.tool import ToolContext, ToolOutput
+from owltui.testing.scripted import Call, ScriptedModel, Step
 
 
 class NoArgs(BaseModel):

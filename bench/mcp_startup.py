@@ -61,7 +61,8 @@ def startup_path(ws: Path, config: Path, runs: int) -> tuple[float, bool]:
 
 
 async def background(ws: Path, config: Path) -> dict[str, float]:
-    from owltui.tools.mcp import McpSource, load_mcp_servers
+    from owltui.tools.mcp.config import load_mcp_servers
+    from owltui.tools.mcp.source import McpSource
 
     servers, _ = load_mcp_servers(ws, {}, config, None)
     warnings: list[str] = []

@@ -28,10 +28,11 @@ import anyio
 from owltui.agent.cancel import CancelToken
 from owltui.agent.pause import PauseGate
 from owltui.agent.tool import ToolContext
-from owltui.tools.bash import BashParams, BashTool
-from owltui.tools.freeze import Freezer
-from owltui.tools.jobs import JobManager
-from owltui.tools.reaper import REAPER, read_stat
+from owltui.tools.exec.bash import BashParams, BashTool
+from owltui.tools.exec.freeze import Freezer
+from owltui.tools.exec.procfs import read_stat
+from owltui.tools.exec.reaper import REAPER
+from owltui.tools.jobs.manager import JobManager
 
 
 def gone(pid: int) -> bool:

@@ -20,14 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from owltui.tools import sandbox
-from owltui.tools.proc import Proc
+from owltui.policy.sandbox import kernel as sandbox
+from owltui.tools.exec.proc import Proc
 
 
 def _probe_ms() -> float:
     """A fresh interpreter's first ``capabilities()`` (ctypes import + Landlock + namespace probe)."""
     code = (
-        "import time; from owltui.tools.sandbox import capabilities; t = time.perf_counter(); "
+        "import time; from owltui.policy.sandbox.kernel import capabilities; t = time.perf_counter(); "
         "capabilities(); print((time.perf_counter() - t) * 1000)"
     )
     runs = [
@@ -58,7 +58,7 @@ def main() -> None:
     args = ap.parse_args()
     probe = _probe_ms()
     if args.tui:
-        import owltui.session.runtime
+        import owltui.session.runtime.runtime
         import owltui.ui.app  # noqa: F401
     ballast = [bytearray(1024) for _ in range(args.ballast_mb * 1024)]
     caps = sandbox.capabilities()

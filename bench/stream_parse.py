@@ -23,8 +23,8 @@ import httpx
 
 from owltui.agent.messages import UserMessage
 from owltui.agent.model import MessageAssembler, ModelRequest
+from owltui.providers.http.retry import RetryPolicy
 from owltui.providers.openai_compat import OpenAICompatModel
-from owltui.providers.retry import RetryPolicy
 
 
 def make_stream(n: int) -> bytes:

@@ -30,7 +30,7 @@ import anyio
 from owltui.agent.cancel import CancelToken
 from owltui.agent.tool import ToolContext
 from owltui.tools.base import rg_path
-from owltui.tools.search import FindParams, FindTool, GrepParams, GrepTool
+from owltui.tools.search.tools import FindParams, FindTool, GrepParams, GrepTool
 
 WORDS = "status value request response handler config model view queue token client server".split()
 
@@ -93,7 +93,7 @@ READ_CHILD = textwrap.dedent(
     from pathlib import Path
     from owltui.agent.cancel import CancelToken
     from owltui.agent.tool import ToolContext
-    from owltui.tools.fs import ReadParams, ReadTool
+    from owltui.tools.files.tools import ReadParams, ReadTool
     path, column = sys.argv[1], int(sys.argv[2])
     if column >= 0:
         ctx = ToolContext(workspace=Path(path).parent, cancel=CancelToken())

@@ -25,10 +25,10 @@ from textual import events
 
 from owltui.agent.messages import Usage
 from owltui.agent.model import ModelRequest, StreamDone, StreamEvent, TextDelta
+from owltui.testing.host import LocalRuntime
 from owltui.ui.app import OwlApp
-from owltui.ui.blocks import AssistantBlock
-from owltui.ui.host import LocalRuntime
-from owltui.ui.themes import PACKAGE_THEMES
+from owltui.ui.themes.loader import PACKAGE_THEMES
+from owltui.ui.widgets.blocks import AssistantBlock
 
 WORDS = (
     "the loop streams tokens while the user types steering messages into the input and the "

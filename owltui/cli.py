@@ -16,7 +16,7 @@ from owltui import __version__
 from owltui.providers.table import NAMES as PROVIDER_NAMES
 
 if TYPE_CHECKING:
-    from owltui.session.options import Options
+    from owltui.session.runtime.options import Options
 
 EPILOG = """\
 modes:
@@ -105,7 +105,7 @@ def _positive(text: str) -> int:
 
 
 def options_from(args: argparse.Namespace, interactive: bool = True) -> Options:
-    from owltui.session.options import Options
+    from owltui.session.runtime.options import Options
 
     return Options(
         provider=args.provider,
@@ -163,7 +163,7 @@ def _run(argv: Sequence[str] | None) -> int:
         parser.error("the prompt is empty: give a prompt with words in it")
     if args.sessions:
         from owltui.session.paths import sessions_dir
-        from owltui.session.sessions import format_listing, list_sessions
+        from owltui.session.store.sessions import format_listing, list_sessions
 
         infos = list_sessions(sessions_dir(Path.cwd()))
         if not infos:
@@ -203,7 +203,7 @@ def _run(argv: Sequence[str] | None) -> int:
 def _known_error(exc: BaseException) -> bool:
     """Errors whose message is already one clear sentence for the user."""
     from owltui.session.config import ConfigError
-    from owltui.session.store import SessionError
+    from owltui.session.store.file import SessionError
 
     if isinstance(exc, ConfigError | SessionError):
         return True
@@ -211,7 +211,7 @@ def _known_error(exc: BaseException) -> bool:
     if isinstance(playbook_error, type) and isinstance(exc, playbook_error):
         return True
     try:
-        from owltui.providers.errors import ProviderError
+        from owltui.providers.http.errors import ProviderError
     except ImportError:
         return False
     return isinstance(exc, ProviderError)

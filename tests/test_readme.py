@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from owltui.agent.messages import ToolCall
+from owltui.policy.permissions.policy import PermissionPolicy
 from owltui.session.config import load_config
-from owltui.tools.permissions import PermissionPolicy
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

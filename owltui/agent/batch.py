@@ -13,6 +13,8 @@ as immediate (``Agent.steer(text, immediate=True)``) whatever the config says.
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 import anyio.to_thread
 from pydantic import BaseModel, ValidationError
@@ -30,13 +32,28 @@ from owltui.agent.state import RunState
 from owltui.agent.tool import Tool, ToolContext, ToolError, ToolOutput
 
 
+def _type_name(schema: dict[str, Any], defs: dict[str, Any]) -> str:
+    if "$ref" in schema:
+        return _type_name(defs.get(schema["$ref"].rsplit("/", 1)[-1], {}), defs)
+    if "enum" in schema:
+        return "|".join(repr(v) if isinstance(v, str) else str(v) for v in schema["enum"])
+    if "anyOf" in schema:
+        names = [_type_name(s, defs) for s in schema["anyOf"] if s.get("type") != "null"]
+        return "|".join(names) or "null"
+    kind = schema.get("type", "any")
+    if kind == "array":
+        return f"array of {_type_name(schema.get('items', {}), defs)}"
+    return str(kind)
+
+
 def describe(model: type[BaseModel]) -> str:
     """A tool's parameters in one line, e.g. ``{path: string, offset?: integer}``."""
     schema = model.model_json_schema()
-    req = set(schema.get("required", ()))
+    required = set(schema.get("required", ()))
+    defs = schema.get("$defs", {})
     parts = [
-        f"{k}{'' if k in req else '?'}: {v.get('type', 'any')}"
-        for k, v in schema.get("properties", {}).items()
+        f"{key}{'' if key in required else '?'}: {_type_name(prop, defs)}"
+        for key, prop in schema.get("properties", {}).items()
     ]
     return "{" + ", ".join(parts) + "}"
 

@@ -68,7 +68,7 @@ from owltui.agent.pause import GATE, PauseGate, park
 from owltui.agent.requirement import RequirementSlot
 from owltui.agent.state import Aborted, End, EndRun, RunOutcome, RunState
 
-__all__ = ["USER_LANES", "Loop", "LoopConfig", "RunOutcome", "RunState"]
+__all__ = ["USER_LANES", "Loop"]
 
 USER_LANES = frozenset({"user", "steer", "follow_up"})
 

@@ -1,6 +1,6 @@
 """Pages of a text file, memory bounded by the page whatever the length of a line.
 
-The loop's pager (``read_result``) and the tools' pager (``read``, ``owltui.tools.paging``) are this
+The loop's pager (``read_result``) and the tools' pager (``read``, ``owltui.tools.files.paging``) are this
 one module: the tools pass their file's decoding and their visible form of text, ``read_result``
 pages its own UTF-8 result files as they are.
 
@@ -42,7 +42,7 @@ def as_is(text: str) -> str:
 
 
 class Decoding(Protocol):
-    """How the file's bytes become text (``owltui.tools.textcodec.Encoding`` is one)."""
+    """How the file's bytes become text (``owltui.text.codec.Encoding`` is one)."""
 
     @property
     def codec(self) -> str: ...

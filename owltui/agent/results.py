@@ -35,16 +35,7 @@ from owltui.agent.paging import (
 )
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput, in_thread
 
-__all__ = [
-    "HEAD_BYTES",
-    "MAX_BYTES",
-    "MAX_LINES",
-    "TAIL_BYTES",
-    "ReadResult",
-    "ResultStore",
-    "is_large",
-    "reread_call",
-]
+__all__ = ["HEAD_BYTES", "TAIL_BYTES", "ReadResult", "ResultStore", "is_large", "reread_call"]
 
 HEAD_BYTES = 30 * 1024
 TAIL_BYTES = 16 * 1024

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from owltui.agent.config import LoopConfig
 from owltui.agent.hooks import Hooks, Permission
-from owltui.agent.loop import LoopConfig
 from owltui.agent.model import Model
 from owltui.agent.results import ResultStore
 from owltui.agent.tool import Tool

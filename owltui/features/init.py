@@ -32,12 +32,13 @@ import anyio
 
 from owltui.agent.agent import Agent
 from owltui.agent.cancel import CancelToken
+from owltui.agent.config import LoopConfig
 from owltui.agent.events import Emitter
 from owltui.agent.hooks import Directive, Hooks, Permission, Refusal
-from owltui.agent.loop import LoopConfig, RunState
 from owltui.agent.messages import ToolCall, ToolResult, UserMessage
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
+from owltui.agent.state import RunState
 from owltui.agent.tool import Tool
 from owltui.features.instructions import read_start
 

@@ -17,7 +17,7 @@ from owltui.agent.hooks import Directive, ResultsHook
 from owltui.agent.messages import ToolResult, UserMessage
 
 if TYPE_CHECKING:
-    from owltui.agent.loop import RunState
+    from owltui.agent.state import RunState
 
 ROOT_NAMES = ("AGENTS.md", "CLAUDE.md")  # the first that exists at the root is used
 SUBDIR_NAME = "AGENTS.md"

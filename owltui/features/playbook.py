@@ -18,8 +18,8 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from owltui.agent.hooks import Directive, Hooks
-from owltui.agent.loop import RunState
 from owltui.agent.messages import UserMessage
+from owltui.agent.state import RunState
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 
 DEFAULT_TIME_LIMIT = 2 * 3600.0

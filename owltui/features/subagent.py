@@ -21,12 +21,13 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from owltui.agent.agent import Agent
+from owltui.agent.config import LoopConfig
 from owltui.agent.events import Emitter, Event, ToolStart
 from owltui.agent.hooks import Directive, Hooks, Permission
-from owltui.agent.loop import LoopConfig, RunState
 from owltui.agent.messages import ToolResult, UserMessage
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
+from owltui.agent.state import RunState
 from owltui.agent.tool import Tool, ToolContext, ToolOutput
 
 RESEARCHER_PROMPT = """\

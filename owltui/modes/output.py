@@ -1,6 +1,6 @@
 """Writing JSON lines: one object a line, UTF-8, flushed as it happens, and never failing.
 
-Every line goes through the one total encoder (``owltui.providers.wirejson``, reached through the
+Every line goes through the one total encoder (``owltui.text.wirejson``, reached through the
 session layer): lone surrogates become U+FFFD, U+2028/U+2029/U+0085 are escaped, NaN and Infinity
 become ``null``, unknown values are converted. So no value can mute the stream.
 
@@ -18,7 +18,7 @@ import select
 import sys
 from typing import Any, BinaryIO
 
-from owltui.session.store import wire_line
+from owltui.session.store.file import wire_line
 
 _GONE = (errno.EPIPE, errno.EBADF, errno.ECONNRESET)
 

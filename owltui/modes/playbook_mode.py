@@ -23,7 +23,8 @@ from owltui.features.playbook import (
     playbook_prompt,
 )
 from owltui.modes.print_mode import print_run
-from owltui.session.runtime import Options, Runtime
+from owltui.session.runtime.options import Options
+from owltui.session.runtime.runtime import Runtime
 
 
 async def playbook_run(

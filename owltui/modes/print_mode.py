@@ -23,9 +23,11 @@ from owltui.agent.events import Compaction, CompactionFailed, Event, JobFinished
 from owltui.agent.model import Model
 from owltui.modes.output import JsonLines
 from owltui.session.describe import describe
-from owltui.session.mentions import attach_mentions
-from owltui.session.runtime import Options, Runtime, build_runtime
-from owltui.tools.sanitize import sanitize
+from owltui.session.input.mentions import attach_mentions
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
+from owltui.session.runtime.runtime import Runtime
+from owltui.text.sanitize import sanitize
 
 EXIT_CODES = {"done": 0, "aborted": 130}
 

@@ -24,8 +24,10 @@ from anyio.abc import ObjectReceiveStream
 
 from owltui.agent.model import Model
 from owltui.modes.output import JsonLines
-from owltui.session.commands import Commands, Host, LineFront
-from owltui.session.runtime import Options, build_runtime
+from owltui.session.commands.host import Host, LineFront
+from owltui.session.commands.layer import Commands
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
 
 
 class BadLine(Exception):

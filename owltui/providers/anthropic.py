@@ -25,14 +25,14 @@ from owltui.agent.model import (
     ToolChoice,
     ToolSpec,
 )
-from owltui.providers.base import HTTPModel
-from owltui.providers.errors import bad_event_message
 from owltui.providers.fast import loads, text_delta, thinking_delta
 from owltui.providers.history import Turn, UserTurn, turns
+from owltui.providers.http.errors import bad_event_message
+from owltui.providers.http.stream import HTTPModel
+from owltui.providers.http.wirecache import MIXED, SameList, Slots, TurnWire, commas
+from owltui.providers.http.wirecache import key as wire_key
 from owltui.providers.table import PROVIDERS
-from owltui.providers.wirecache import MIXED, SameList, Slots, TurnWire, commas
-from owltui.providers.wirecache import key as wire_key
-from owltui.providers.wirejson import encode, loose, piece
+from owltui.text.wirejson import encode, loose, piece
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_BASE_URL = PROVIDERS["anthropic"].default_base_url or ""

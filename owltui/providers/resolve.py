@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from owltui.agent.model import Model
-from owltui.providers.errors import ProviderConfigError
+from owltui.providers.http.errors import ProviderConfigError
 from owltui.providers.table import NAMES as PROVIDERS
 from owltui.providers.table import PROVIDERS as TABLE
 from owltui.providers.table import ProviderName

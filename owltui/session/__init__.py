@@ -1,1 +1,1 @@
-"""Sessions, configuration and the runtime every front end drives (``owltui.session.runtime``)."""
+"""Sessions, configuration and the runtime every front end drives (``owltui.session.runtime.runtime``)."""

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from owltui.providers.table import ProviderName
 from owltui.session.paths import config_file
 
-PermissionMode = Literal["ask", "edits", "yolo", "read-only"]  # owltui.tools.permissions.Mode
-SandboxMode = Literal["workspace-write", "read-only", "off"]  # owltui.tools.sandbox.SandboxMode
+PermissionMode = Literal["ask", "edits", "yolo", "read-only"]  # owltui.policy.permissions.policy.Mode
+SandboxMode = Literal["workspace-write", "read-only", "off"]  # owltui.policy.sandbox.kernel.SandboxMode
 
 
 class ConfigError(Exception):
@@ -37,7 +37,7 @@ class Config(BaseModel):
     permission_mode: PermissionMode = "ask"
     max_rounds: int = Field(40, ge=1, le=10_000)
     steering: Literal["batch", "immediate"] = "batch"
-    pause_freeze: bool = True  # closing the pause gate also stops tool processes (owltui.tools.freeze)
+    pause_freeze: bool = True  # closing the pause gate also stops tool processes (owltui.tools.exec.freeze)
     follow_up_mode: Literal["one", "all"] = "one"  # follow-ups per stop: the first, or all merged
     # a checkpoint of the workspace's files before each user turn (/rewind, /undo); larger files are
     # left out
@@ -50,7 +50,7 @@ class Config(BaseModel):
     compaction_confirm: bool = False
     theme: str = "owl-dark"
     keys: dict[str, str] = Field(default_factory=dict)
-    # the kernel sandbox of every command a tool starts (owltui.tools.sandbox)
+    # the kernel sandbox of every command a tool starts (owltui.policy.sandbox.kernel)
     sandbox: SandboxMode = "workspace-write"
     sandbox_writable: list[str] = Field(default_factory=list)  # more places commands may write
     sandbox_network: bool = True  # false: commands may not open TCP connections (Landlock ABI 4)

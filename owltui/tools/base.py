@@ -1,4 +1,4 @@
-"""Shared pieces of the built-in tools: limits, parameter models, path handling, ``describe_params``."""
+"""Shared pieces of the built-in tools: limits, parameter models, path handling as tools report it."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import stat
 import sys
 import sysconfig
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from owltui.agent.tool import Tool, ToolError
-from owltui.tools.textcodec import name_candidates, show_name
+from owltui.agent.tool import ToolError
+from owltui.files import paths
+from owltui.text.codec import show_name
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
@@ -27,60 +27,12 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 
 
-def _type_name(schema: dict[str, Any], defs: dict[str, Any]) -> str:
-    if "$ref" in schema:
-        return _type_name(defs.get(schema["$ref"].rsplit("/", 1)[-1], {}), defs)
-    if "enum" in schema:
-        return "|".join(repr(v) if isinstance(v, str) else str(v) for v in schema["enum"])
-    if "anyOf" in schema:
-        names = [_type_name(s, defs) for s in schema["anyOf"] if s.get("type") != "null"]
-        return "|".join(names) or "null"
-    kind = schema.get("type", "any")
-    if kind == "array":
-        return f"array of {_type_name(schema.get('items', {}), defs)}"
-    return str(kind)
-
-
-def describe_params(model: type[BaseModel], name: str | None = None) -> str:
-    """Short human summary of a parameter model, e.g. ``read {path: string, offset?: integer}``."""
-    schema = model.model_json_schema()
-    required = set(schema.get("required", []))
-    defs = schema.get("$defs", {})
-    fields = [
-        f"{key}{'' if key in required else '?'}: {_type_name(prop, defs)}"
-        for key, prop in schema.get("properties", {}).items()
-    ]
-    body = "{" + ", ".join(fields) + "}"
-    return f"{name} {body}" if name else body
-
-
-def describe_tool(tool: Tool) -> str:
-    return describe_params(tool.params, tool.name)
-
-
 def resolve_path(workspace: Path, path: str) -> Path:
-    """An absolute, normalised path; relative paths are taken from the workspace. A name shown with
-    visible forms (``bad_\\xff.txt`` for a name that is not UTF-8) finds the file it stands for."""
-    if not path.strip():
-        raise ToolError("path is empty")
-    if "\0" in path:
-        raise ToolError("path contains a NUL character")
-    as_given, *decoded = (_absolute(workspace, c) for c in name_candidates(path))
-    if decoded and not os.path.lexists(as_given) and os.path.lexists(decoded[0]):
-        return decoded[0]  # the visible form of a name that exists (and the name as given does not)
-    return as_given
-
-
-def _absolute(workspace: Path, path: str) -> Path:
-    p = Path(os.path.expanduser(path))
-    return Path(os.path.normpath(p if p.is_absolute() else workspace / p))
-
-
-def is_inside(workspace: Path, path: Path) -> bool:
-    """True when ``path`` (symlinks resolved, even for a file not yet created) is in the workspace."""
-    root = Path(os.path.realpath(workspace))
-    real = Path(os.path.realpath(path))
-    return real == root or root in real.parents
+    """``files.paths.resolve_path`` with its errors as the tool error the model reads."""
+    try:
+        return paths.resolve_path(workspace, path)
+    except paths.PathError as exc:
+        raise ToolError(str(exc)) from None
 
 
 def display_path(workspace: Path, path: Path) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from owltui.agent.tool import Tool
-from owltui.tools.bash import BashTool
-from owltui.tools.fs import EditTool, ReadTool, WriteTool
-from owltui.tools.jobs import JobKillTool, JobOutputTool
-from owltui.tools.search import FindTool, GrepTool, LsTool
+from owltui.tools.exec.bash import BashTool
+from owltui.tools.files.tools import EditTool, ReadTool, WriteTool
+from owltui.tools.jobs.tools import JobKillTool, JobOutputTool
+from owltui.tools.search.tools import FindTool, GrepTool, LsTool
 
 TOOL_CLASSES: tuple[type, ...] = (
     BashTool,

@@ -40,22 +40,24 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.theme import Theme
 
-from owltui.ui.alt_enter import alt_enter_distinct, install_alt_enter
 from owltui.ui.boot import BootView, Started, boot_welcome
-from owltui.ui.themes import ThemeLoad, load_themes, package_themes
+from owltui.ui.textual_compat import alt_enter_distinct, install_alt_enter
+from owltui.ui.themes.loader import ThemeLoad, load_themes, package_themes
 
 if TYPE_CHECKING:  # imported when the runtime is attached (``attach``), after the first frame
-    from owltui.session.commands import Commands, Host, Reply
-    from owltui.session.options import Options
-    from owltui.ui.conversation import ConversationView
-    from owltui.ui.lifecycle import FlushEvents, Lifecycle
-    from owltui.ui.main_screen import MainScreen
-    from owltui.ui.presenter import Presenter
-    from owltui.ui.prompt_input import MentionSource, PromptInput
-    from owltui.ui.status_bar import StatusBar
-    from owltui.ui.tool_block import ApprovalPrompt, ToolBlock
+    from owltui.session.commands.host import Host
+    from owltui.session.commands.layer import Commands
+    from owltui.session.commands.spec import Reply
+    from owltui.session.runtime.options import Options
+    from owltui.ui.control.lifecycle import FlushEvents, Lifecycle
+    from owltui.ui.control.presenter import Presenter
+    from owltui.ui.widgets.conversation import ConversationView
+    from owltui.ui.widgets.main_screen import MainScreen
+    from owltui.ui.widgets.prompt_input import MentionSource, PromptInput
+    from owltui.ui.widgets.status_bar import StatusBar
+    from owltui.ui.widgets.tool_block import ApprovalPrompt, ToolBlock
 
-__all__ = ["DEFAULT_THEME", "OwlApp", "alt_enter_distinct", "run_tui"]
+__all__ = ["DEFAULT_THEME", "OwlApp", "run_tui"]
 
 DEFAULT_THEME = "owl-dark"
 MAIN_MODE = "main"  # (when the app started on the first frame: see ``attach``)
@@ -156,10 +158,10 @@ class OwlApp(App[int]):
     def _bind(self, runtime: Host, keymap: dict[str, str] | None) -> None:
         """Take the runtime: its command layer, the reviewer of its approvals, the [keys]."""
         from owltui.session.approvals import attach_reviewer
-        from owltui.session.commands import Commands
         from owltui.session.commands.keys import KeysError, check_keys, default_keys, split_keys
+        from owltui.session.commands.layer import Commands
+        from owltui.ui.control.lifecycle import Lifecycle
         from owltui.ui.front import TuiFront
-        from owltui.ui.lifecycle import Lifecycle
 
         self.runtime = runtime
         attach_reviewer(runtime)  # approvals carry the policy's notes and the rules "always" saves
@@ -180,7 +182,7 @@ class OwlApp(App[int]):
     def get_default_screen(self) -> Screen[Any]:
         if not self.attached:  # the first frame is composed on Textual's own default screen
             return super().get_default_screen()
-        from owltui.ui.main_screen import MainScreen
+        from owltui.ui.widgets.main_screen import MainScreen
 
         return MainScreen(self)
 
@@ -201,7 +203,8 @@ class OwlApp(App[int]):
         """The start-up thread: import the rest of the UI, build the runtime, tell the app."""
         assert self._start is not None
         try:
-            from owltui.ui import actions, input_routing, lifecycle, main_screen, queue_keys  # noqa: F401
+            from owltui.ui.control import actions, input_routing, lifecycle, queue_keys  # noqa: F401
+            from owltui.ui.widgets import main_screen  # noqa: F401
 
             self.started = self._start()
         except Exception as exc:  # reported by launch once the screen is back: one line
@@ -229,7 +232,7 @@ class OwlApp(App[int]):
             return
         if self.attached or self.quitting:
             return
-        from owltui.ui.main_screen import MainScreen
+        from owltui.ui.widgets.main_screen import MainScreen
 
         if started.save_theme is not None:
             self.save_theme = started.save_theme
@@ -257,7 +260,7 @@ class OwlApp(App[int]):
 
     @property
     def main(self) -> MainScreen:
-        from owltui.ui.main_screen import MainScreen
+        from owltui.ui.widgets.main_screen import MainScreen
 
         screen = self.screen_stack[0]
         assert isinstance(screen, MainScreen)
@@ -293,7 +296,7 @@ class OwlApp(App[int]):
             if self.is_running and not self.quitting:
                 self.input.refresh_completion()
 
-        from owltui.ui.prompt_input import MentionSource
+        from owltui.ui.widgets.prompt_input import MentionSource
 
         return MentionSource(completer, start, ready)
 
@@ -348,12 +351,12 @@ class OwlApp(App[int]):
             await self.show(reply)
 
     async def show(self, reply: Reply) -> None:
-        from owltui.ui import transcript
+        from owltui.ui.control import transcript
 
         await transcript.show(self, reply)
 
     def welcome(self) -> str:
-        from owltui.ui import transcript
+        from owltui.ui.control import transcript
 
         return transcript.welcome(self)
 
@@ -380,12 +383,12 @@ class OwlApp(App[int]):
             self.call_later(self.presenter.notice, text, "warning")
 
     async def on_prompt_input_send(self, msg: PromptInput.Send) -> None:
-        from owltui.ui import input_routing
+        from owltui.ui.control import input_routing
 
         await input_routing.on_send(self, msg)
 
     def on_prompt_input_pop_queue(self, _msg: PromptInput.PopQueue) -> None:
-        from owltui.ui import input_routing
+        from owltui.ui.control import input_routing
 
         input_routing.pop_queue(self)
 
@@ -406,30 +409,30 @@ class OwlApp(App[int]):
 
     def busy(self) -> bool:
         """A run, a `!command` or /init is going (what Esc and Ctrl+C stop)."""
-        from owltui.ui import actions
+        from owltui.ui.control import actions
 
         return actions.busy(self)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """The command palette: Textual's commands, then every slash command."""
-        from owltui.ui import actions
+        from owltui.ui.control import actions
 
         yield from super().get_system_commands(screen)
         yield from actions.palette_commands(self)
 
     # ---- keys (see ``actions``; bound on the main screen, so never before ``attach``) -----------
     def action_focus_approval(self) -> None:
-        from owltui.ui import actions
+        from owltui.ui.control import actions
 
         actions.focus_approval(self)
 
     def action_abort(self) -> None:
-        from owltui.ui import actions
+        from owltui.ui.control import actions
 
         actions.abort(self)
 
     def action_toggle_pause(self) -> None:
-        from owltui.ui import actions
+        from owltui.ui.control import actions
 
         actions.toggle_pause(self)
 
@@ -437,32 +440,32 @@ class OwlApp(App[int]):
         self.call_later(self.run_line, "/require")
 
     async def action_ctrl_c(self) -> None:
-        from owltui.ui import actions
+        from owltui.ui.control import actions
 
         await actions.ctrl_c(self)
 
     async def action_ctrl_d(self) -> None:
-        from owltui.ui import actions
+        from owltui.ui.control import actions
 
         await actions.ctrl_d(self)
 
     def action_history_search(self) -> None:
-        from owltui.ui import actions
+        from owltui.ui.control import actions
 
         actions.history_search(self)
 
     def action_focus_queue(self) -> None:
-        from owltui.ui.queue_keys import focus_queue
+        from owltui.ui.control.queue_keys import focus_queue
 
         focus_queue(self)
 
     async def action_steer_now(self) -> None:
-        from owltui.ui.queue_keys import steer_now
+        from owltui.ui.control.queue_keys import steer_now
 
         await steer_now(self)
 
     def action_toggle_tool(self) -> None:
-        from owltui.ui import actions
+        from owltui.ui.control import actions
 
         actions.toggle_tool(self)
 
@@ -470,7 +473,7 @@ class OwlApp(App[int]):
         self.conversation.follow()
 
     def action_scroll(self, direction: str) -> None:
-        from owltui.ui import actions
+        from owltui.ui.control import actions
 
         actions.scroll(self, direction)
 

@@ -30,7 +30,8 @@ from rich.text import Text
 from owltui.session.approvals import is_rerun
 
 if TYPE_CHECKING:
-    from owltui.session.commands import Commands, Reply
+    from owltui.session.commands.layer import Commands
+    from owltui.session.commands.spec import Reply
 
 BIDI = frozenset(chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C))
 ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u180e")
@@ -355,7 +356,7 @@ def answer_approval(
     """``/allow``, ``/always``, ``/deny`` [CALL_ID] in the TUI and plain mode: the oldest waiting
     approval (or ``call_id``'s) answered through the command layer; a re-run outside the sandbox is
     never answered "always"."""
-    from owltui.session.commands import Reply
+    from owltui.session.commands.spec import Reply
 
     chosen = choose(pending, call_id)
     if chosen is None:

@@ -29,10 +29,10 @@ from textual.message import Message
 from textual.widgets import Footer, Static, TextArea
 
 from owltui.ui import look
-from owltui.ui.themes import ThemeLoad
+from owltui.ui.themes.loader import ThemeLoad
 
 if TYPE_CHECKING:
-    from owltui.session.commands import Host
+    from owltui.session.commands.host import Host
 
 STARTING = "starting…"
 

@@ -22,7 +22,7 @@ from owltui.session.paths import config_file
 from owltui.ui.boot import Started
 
 if TYPE_CHECKING:
-    from owltui.session.options import Options
+    from owltui.session.runtime.options import Options
 
 
 class LaunchedApp(Protocol):
@@ -92,8 +92,8 @@ def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str |
 
         from owltui.session.config import save_config_value
         from owltui.session.redact import Redactor
-        from owltui.session.runtime import build_runtime
-        from owltui.ui.themes import load_themes
+        from owltui.session.runtime.build import build_runtime
+        from owltui.ui.themes.loader import load_themes
 
         runtime = build_runtime(options, warn=warn)
         redactor = runtime.agent.config.services.get("redactor")

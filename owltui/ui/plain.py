@@ -20,14 +20,16 @@ import anyio
 
 from owltui.agent import events as ev
 from owltui.session.approvals import attach_reviewer
-from owltui.session.commands import Commands, Host, LineFront, Reply, literal
+from owltui.session.commands.host import Host, LineFront
+from owltui.session.commands.layer import Commands
+from owltui.session.commands.spec import Reply, literal
 from owltui.session.describe import Notice, describe
 from owltui.session.stats import RunStats
 from owltui.ui.approval import answer_approval, build_view, parse_answer, plain_lines
 from owltui.ui.text import StreamCleaner, clean, summarize_args
 
 if TYPE_CHECKING:
-    from owltui.session.runtime import Options
+    from owltui.session.runtime.options import Options
 
 Write = Callable[[str], None]
 
@@ -286,7 +288,7 @@ class PlainRepl:
 
 def run_plain(options: Options, prompt: str | None = None) -> int:
     """The line-mode REPL (CLI entry). Returns the exit code."""
-    from owltui.session.runtime import build_runtime
+    from owltui.session.runtime.build import build_runtime
 
     try:
         runtime = build_runtime(options)

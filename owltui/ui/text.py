@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from owltui.tools.sanitize import sanitize
+from owltui.text.sanitize import sanitize
 from owltui.ui.approval import visible
 
 _HOLD = 256

@@ -9,12 +9,12 @@ import anyio
 from pydantic import BaseModel, Field
 
 from owltui.agent.agent import Agent
+from owltui.agent.config import LoopConfig
 from owltui.agent.events import Event
-from owltui.agent.loop import LoopConfig
 from owltui.agent.messages import AssistantMessage, ToolResult, UserMessage
 from owltui.agent.pause import PauseGate
-from owltui.agent.scripted import ScriptedModel, Step
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
+from owltui.testing.scripted import ScriptedModel, Step
 
 
 class TextArgs(BaseModel):

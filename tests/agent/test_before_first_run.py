@@ -7,7 +7,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from owltui.agent.scripted import Call, Step
+from owltui.testing.scripted import Call, Step
 from tests.agent.helpers import Echo, make_agent, types
 
 pytestmark = pytest.mark.anyio

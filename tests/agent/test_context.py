@@ -8,14 +8,15 @@ from typing import Any
 import anyio
 import pytest
 
+from owltui.agent.config import LoopConfig
 from owltui.agent.context import CompactRequest, ContextBudget, item_chars
 from owltui.agent.events import Compaction, CompactionFailed, CompactionStart, Emitter, InputEvent
 from owltui.agent.history import MemoryHistory
 from owltui.agent.inbox import Inbox
-from owltui.agent.loop import Loop, LoopConfig
+from owltui.agent.loop import Loop
 from owltui.agent.messages import AssistantMessage, ToolResult, Usage, UserMessage
 from owltui.agent.pause import PauseGate
-from owltui.agent.scripted import Call, ScriptedModel, Step
+from owltui.testing.scripted import Call, ScriptedModel, Step
 from tests.agent.helpers import Echo, check_history, make_agent, types
 
 pytestmark = pytest.mark.anyio

@@ -5,11 +5,11 @@ from __future__ import annotations
 import anyio
 
 from owltui.agent.agent import Agent
+from owltui.agent.config import LoopConfig
 from owltui.agent.events import Emitter, Event, MessageDelta, MessageEnd
 from owltui.agent.history import MemoryHistory
-from owltui.agent.loop import LoopConfig
 from owltui.agent.pause import PauseGate
-from owltui.agent.scripted import ScriptedModel, Step
+from owltui.testing.scripted import ScriptedModel, Step
 
 
 def test_emitter_knows_whether_anyone_wants_deltas() -> None:

@@ -13,16 +13,16 @@ import anyio
 import pytest
 
 from owltui.agent.agent import Agent
+from owltui.agent.config import LoopConfig
 from owltui.agent.events import Event
 from owltui.agent.history import MemoryHistory
 from owltui.agent.hooks import Directive, Hooks
 from owltui.agent.inbox import NotQueued, Queued
-from owltui.agent.loop import LoopConfig
 from owltui.agent.messages import ToolResult, UserMessage
 from owltui.agent.pause import PauseGate
 from owltui.agent.requirement import RequirementSlot
-from owltui.agent.scripted import Call, ScriptedModel, Step
-from owltui.session.store import SessionStore
+from owltui.session.store.store import SessionStore
+from owltui.testing.scripted import Call, ScriptedModel, Step
 from tests.agent.helpers import Blocker, Echo, ReadBlocker, check_history, make_agent, types, user_texts
 
 pytestmark = pytest.mark.anyio

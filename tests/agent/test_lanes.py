@@ -8,7 +8,7 @@ import pytest
 from owltui.agent.hooks import Directive, Hooks
 from owltui.agent.inbox import Inbox
 from owltui.agent.messages import ToolResult, UserMessage
-from owltui.agent.scripted import Call, Step
+from owltui.testing.scripted import Call, Step
 from tests.agent.helpers import Blocker, Echo, check_history, make_agent, types, user_texts
 
 pytestmark = pytest.mark.anyio

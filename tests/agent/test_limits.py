@@ -14,9 +14,9 @@ from owltui.agent.ledger import Ledger, result_for
 from owltui.agent.limits import Directed, Limit, Limits, RoundLimit
 from owltui.agent.messages import AssistantMessage, ToolCall, ToolResult, Usage
 from owltui.agent.model import ForceTool, ToolChoice
-from owltui.agent.scripted import Call, Step
 from owltui.agent.state import End, RunState
 from owltui.agent.tool import ToolContext, ToolOutput
+from owltui.testing.scripted import Call, Step
 from tests.agent.helpers import Echo, TextArgs, check_history, make_agent
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,7 @@ from owltui.agent.hooks import Directive, Hooks, refuse_repeats
 from owltui.agent.messages import ITEM_ADAPTER, AssistantMessage, ToolResult, UserMessage
 from owltui.agent.model import ForceTool
 from owltui.agent.results import ResultStore
-from owltui.agent.scripted import Call, Step
+from owltui.testing.scripted import Call, Step
 from tests.agent.helpers import Big, Blocker, Crash, Echo, Fail, ReadBlocker, check_history, make_agent, types
 
 pytestmark = pytest.mark.anyio
@@ -338,7 +338,7 @@ async def test_model_exception_is_an_error_end_not_a_crash() -> None:
             yield  # pragma: no cover
 
     from owltui.agent.agent import Agent
-    from owltui.agent.loop import LoopConfig
+    from owltui.agent.config import LoopConfig
 
     agent = Agent(LoopConfig(model=Broken()))
     out = await agent.run("hi")

@@ -10,7 +10,7 @@ from owltui.agent.messages import ToolResult
 from owltui.agent.model import ForceTool
 from owltui.agent.pause import PauseGate
 from owltui.agent.requirement import RequirementSlot
-from owltui.agent.scripted import Call, Step
+from owltui.testing.scripted import Call, Step
 from tests.agent.helpers import Blocker, Echo, check_history, make_agent
 
 pytestmark = pytest.mark.anyio

@@ -19,14 +19,14 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from owltui.agent.agent import Agent
+from owltui.agent.config import LoopConfig
 from owltui.agent.events import Event
 from owltui.agent.inbox import NotQueued, QueueError
-from owltui.agent.loop import LoopConfig
 from owltui.agent.messages import UserMessage
 from owltui.agent.model import ModelRequest
 from owltui.agent.pause import PauseGate
-from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
+from owltui.testing.scripted import Call, ScriptedModel, Step
 from tests.agent.helpers import TextArgs, check_history
 
 BEHAVIOURS = ["text", "tool_ok", "tool_fail", "two_tools", "error", "bad_args", "ro_pair"]

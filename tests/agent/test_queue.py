@@ -9,7 +9,7 @@ import pytest
 
 from owltui.agent.inbox import Inbox, NotQueued, QueueError
 from owltui.agent.messages import UserMessage
-from owltui.session.store import SessionStore
+from owltui.session.store.store import SessionStore
 
 
 def texts(box: Inbox) -> dict[str, list[str]]:

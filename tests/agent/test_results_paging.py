@@ -15,9 +15,10 @@ from pydantic import BaseModel
 
 from owltui.agent.cancel import CancelToken
 from owltui.agent.messages import ToolResult
-from owltui.agent.results import MAX_BYTES, MAX_LINES, ReadResult, ReadResultParams, ResultStore
-from owltui.agent.scripted import Call, Step
+from owltui.agent.paging import MAX_BYTES, MAX_LINES
+from owltui.agent.results import ReadResult, ReadResultParams, ResultStore
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
+from owltui.testing.scripted import Call, Step
 from tests.agent.helpers import Echo, TextArgs, check_history, make_agent
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from owltui.session.store import SessionStore
+from owltui.session.store.store import SessionStore
 from tests.cli.fake_openai import FakeOpenAI, Turn
 from tests.cli.helpers import Proc, openai_args, owltui_cmd, run_cli, session_files
 from tests.providers.loopback import LoopbackServer, Reply

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 from owltui.agent.messages import AssistantMessage, ToolResult, UserMessage
-from owltui.session.store import SessionStore
+from owltui.session.store.store import SessionStore
 from tests.cli.fake_openai import FakeOpenAI, Turn
 from tests.cli.helpers import Proc, openai_args, owltui_cmd, records, run_cli, session_files
 

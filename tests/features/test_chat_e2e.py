@@ -11,11 +11,11 @@ from owltui.agent.agent import Agent
 from owltui.agent.messages import ToolResult
 from owltui.agent.pause import PauseGate
 from owltui.agent.results import ResultStore
-from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.features.chat import chat_config
+from owltui.policy.permissions.policy import PermissionPolicy
 from owltui.providers.demo import DemoModel
-from owltui.tools.jobs import JobManager
-from owltui.tools.permissions import PermissionPolicy
+from owltui.testing.scripted import Call, ScriptedModel, Step
+from owltui.tools.jobs.manager import JobManager
 from owltui.tools.registry import builtin_tools
 
 pytestmark = pytest.mark.anyio

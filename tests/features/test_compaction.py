@@ -12,13 +12,12 @@ from typing import Any
 import pytest
 
 from owltui.agent.agent import Agent
+from owltui.agent.config import LoopConfig
 from owltui.agent.context import item_chars
 from owltui.agent.history import History, MemoryHistory
-from owltui.agent.loop import LoopConfig
 from owltui.agent.messages import AssistantMessage, Item, ToolCall, ToolResult, Usage, UserMessage
 from owltui.agent.model import ModelRequest
 from owltui.agent.pause import PauseGate
-from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.features.compaction import (
     SUMMARY_PROMPT,
     CompactionError,
@@ -28,7 +27,8 @@ from owltui.features.compaction import (
     round_cut,
     round_cuts,
 )
-from owltui.session.store import SessionStore
+from owltui.session.store.store import SessionStore
+from owltui.testing.scripted import Call, ScriptedModel, Step
 from tests.agent.helpers import Echo, check_history
 
 pytestmark = pytest.mark.anyio

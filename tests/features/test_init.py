@@ -12,11 +12,12 @@ import pytest
 from owltui.agent.events import Emitter, Event
 from owltui.agent.messages import ToolCall, ToolResult, UserMessage
 from owltui.agent.model import ForceTool
-from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.features.init import READS_PER_FILE, TARGET, init_tools, run_init, system_prompt
-from owltui.session.commands import Commands
-from owltui.session.runtime import Options, build_runtime
-from owltui.tools.permissions import PermissionPolicy
+from owltui.policy.permissions.policy import PermissionPolicy
+from owltui.session.commands.layer import Commands
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
+from owltui.testing.scripted import Call, ScriptedModel, Step
 from owltui.tools.registry import builtin_tools
 from tests.session.test_command_layer import Front
 from tests.tools.conftest import until

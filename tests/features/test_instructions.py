@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from owltui.agent.messages import UserMessage
-from owltui.agent.scripted import Call, ScriptedModel, Step
-from owltui.session.runtime import Options, build_runtime
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
+from owltui.testing.scripted import Call, ScriptedModel, Step
 
 pytestmark = pytest.mark.anyio
 

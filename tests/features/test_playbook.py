@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from owltui.agent.messages import ToolResult
-from owltui.agent.scripted import Call, Step
 from owltui.features.playbook import (
     PlaybookError,
     Progress,
@@ -14,6 +13,7 @@ from owltui.features.playbook import (
     playbook_hooks,
     playbook_prompt,
 )
+from owltui.testing.scripted import Call, Step
 from tests.agent.helpers import Echo, make_agent
 
 pytestmark = pytest.mark.anyio

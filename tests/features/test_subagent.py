@@ -9,8 +9,8 @@ import pytest
 
 from owltui.agent.messages import ToolResult
 from owltui.agent.pause import PauseGate
-from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.features.subagent import TaskTool
+from owltui.testing.scripted import Call, ScriptedModel, Step
 from tests.agent.helpers import Echo, Fail, ReadBlocker, make_agent
 
 pytestmark = pytest.mark.anyio

@@ -18,10 +18,10 @@ from owltui.agent.agent import Agent
 from owltui.agent.events import AgentEnd, ToolEnd, ToolStart
 from owltui.agent.messages import ToolResult
 from owltui.agent.pause import PauseGate
-from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.features.chat import chat_config
 from owltui.modes.output import JsonLines
-from owltui.tools.permissions import PermissionPolicy
+from owltui.policy.permissions.policy import PermissionPolicy
+from owltui.testing.scripted import Call, ScriptedModel, Step
 from owltui.tools.registry import builtin_tools
 
 NASTY = st.sampled_from(

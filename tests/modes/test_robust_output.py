@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from owltui.modes.output import JsonLines, json_line
 from owltui.modes.rpc_input import MAX_DEPTH, parse_line, request_id
-from owltui.providers.wirejson import dumps
+from owltui.text.wirejson import dumps
 
 # every code point, lone surrogates included, with the line breakers weighted in
 CHARS = st.one_of(

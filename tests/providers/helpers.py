@@ -18,7 +18,7 @@ from owltui.agent.model import (
     StreamError,
     StreamEvent,
 )
-from owltui.providers.retry import RetryPolicy
+from owltui.providers.http.retry import RetryPolicy
 
 T = TypeVar("T")
 FIXTURES = (

@@ -11,8 +11,8 @@ import pytest
 
 from owltui.agent.model import MessageAssembler, StreamEvent, TextDelta, ThinkingDelta
 from owltui.providers.anthropic import AnthropicParser
+from owltui.providers.http.sse import SSEDecoder
 from owltui.providers.openai_compat import OpenAIParser
-from owltui.providers.sse import SSEDecoder
 from tests.providers.helpers import collect, fast_retry, fixtures_dir, run, summary
 from tests.providers.loopback import LoopbackServer, Reply
 

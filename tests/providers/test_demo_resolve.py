@@ -8,15 +8,12 @@ import pytest
 
 from owltui.agent.messages import AssistantMessage, Item, ToolCall, ToolResult, Usage, UserMessage
 from owltui.agent.model import ForceTool, Model, ModelRequest, TextDelta, ToolChoice, ToolSpec
-from owltui.providers import (
-    AnthropicModel,
-    DemoModel,
-    OpenAICompatModel,
-    ProviderConfigError,
-    lookup,
-    make_model,
-    resolve_provider,
-)
+from owltui.providers.anthropic import AnthropicModel
+from owltui.providers.catalog import lookup
+from owltui.providers.demo import DemoModel
+from owltui.providers.http.errors import ProviderConfigError
+from owltui.providers.openai_compat import OpenAICompatModel
+from owltui.providers.resolve import make_model, resolve_provider
 from tests.providers.helpers import collect, run
 from tests.providers.loopback import LoopbackServer, Reply
 
@@ -172,7 +169,7 @@ def test_make_model() -> None:
 
 
 def test_probe_against_a_real_loopback_server(server: LoopbackServer) -> None:
-    from owltui.providers import probe_openai_compatible
+    from owltui.providers.resolve import probe_openai_compatible
 
     server.queue(Reply(status=200, stream=False, body=b'{"object":"list","data":[{"id":"qwen3:4b"}]}'))
     assert probe_openai_compatible(server.url + "/v1") == ["qwen3:4b"]

@@ -16,9 +16,9 @@ import pytest
 from owltui.agent.messages import AssistantMessage, UserMessage
 from owltui.agent.model import MessageAssembler, ModelRequest, StreamDone
 from owltui.providers.anthropic import AnthropicModel, AnthropicParser
-from owltui.providers.base import HTTPModel
+from owltui.providers.http.sse import SSEDecoder
+from owltui.providers.http.stream import HTTPModel
 from owltui.providers.openai_compat import OpenAICompatModel, OpenAIParser
-from owltui.providers.sse import SSEDecoder
 from tests.providers.helpers import collect, fast_retry, run
 from tests.providers.loopback import LoopbackServer, Reply, split
 

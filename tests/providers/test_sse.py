@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from owltui.providers.sse import SSEDecoder
+from owltui.providers.http.sse import SSEDecoder
 
 
 def decode(*pieces: bytes) -> list[tuple[str, str]]:

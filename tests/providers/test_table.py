@@ -32,7 +32,8 @@ def test_catalog_names_only_table_providers() -> None:
 def test_a_model_asked_for_never_falls_back_to_the_demo() -> None:
     import pytest
 
-    from owltui.providers import ProviderConfigError, resolve_provider
+    from owltui.providers.http.errors import ProviderConfigError
+    from owltui.providers.resolve import resolve_provider
 
     for model, needle in (
         ("gpt-4.1", "OPENAI_API_KEY"),
@@ -49,7 +50,8 @@ def test_a_model_asked_for_never_falls_back_to_the_demo() -> None:
 def test_a_key_never_goes_to_another_providers_host() -> None:
     import pytest
 
-    from owltui.providers import ProviderConfigError, resolve_provider
+    from owltui.providers.http.errors import ProviderConfigError
+    from owltui.providers.resolve import resolve_provider
 
     env = {"ANTHROPIC_API_KEY": "sk-ant-secret", "OPENAI_API_KEY": "sk-oai-secret"}
     with pytest.raises(ProviderConfigError, match="belongs to openai"):

@@ -10,9 +10,9 @@ import pytest
 from owltui.agent.messages import AssistantMessage, Item, ThinkingBlock, ToolCall, ToolResult, UserMessage
 from owltui.agent.model import ForceTool, ModelRequest, ToolChoice, ToolSpec
 from owltui.providers.anthropic import AnthropicModel
-from owltui.providers.base import HTTPModel
+from owltui.providers.http.stream import HTTPModel
 from owltui.providers.openai_compat import OpenAICompatModel
-from owltui.providers.wirejson import encode
+from owltui.text.wirejson import encode
 
 TOOLS = [
     ToolSpec(name=n, description=f"the {n} tool — ✓", parameters={"type": "object", "properties": {}})
@@ -157,7 +157,7 @@ def test_each_turn_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_failing_cache_starts_over_and_the_request_is_still_right(monkeypatch: pytest.MonkeyPatch) -> None:
-    import owltui.providers.wirecache as wc
+    import owltui.providers.http.wirecache as wc
 
     for model in models(0):
         items: list[Item] = [UserMessage(text="go")]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from owltui.session.checkpoints import CheckpointError, CheckpointStore, Skipped
+from owltui.session.checkpoints.checkpoints import CheckpointStore
+from owltui.session.checkpoints.records import CheckpointError, Skipped
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from owltui.agent.scripted import ScriptedModel, Step
-from owltui.session.commands import COMMANDS, Commands, literal, split_slash
-from owltui.session.commands.spec import rpc_table
-from owltui.session.commands.table import rpc_commands
-from owltui.ui.host import LocalRuntime
+from owltui.session.commands.layer import Commands
+from owltui.session.commands.spec import literal, rpc_table, split_slash
+from owltui.session.commands.table import COMMANDS, rpc_commands
+from owltui.testing.host import LocalRuntime
+from owltui.testing.scripted import ScriptedModel, Step
 
 ROOT = Path(__file__).resolve().parents[2]
 SLASH = [

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from owltui.agent.events import Event
-from owltui.agent.scripted import ScriptedModel, Step
 from owltui.cli import build_parser, options_from
 from owltui.features.compaction import compact_for_loop
 from owltui.session.config import ConfigError
-from owltui.session.runtime import Options, build_runtime
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
+from owltui.testing.scripted import ScriptedModel, Step
 
 pytestmark = pytest.mark.anyio
 
@@ -86,9 +87,9 @@ async def test_manual_compact_is_a_compaction_event(tmp_path: Path) -> None:
 
 def test_set_model_stays_on_the_server_resolution_found(tmp_path: Path) -> None:
     """A local server OwlTUI found itself (no --base-url, no OPENAI_BASE_URL): /model keeps it."""
-    from owltui.providers import make_model
-    from owltui.providers.resolve import ResolvedProvider
-    from owltui.session.runtime import Options, build_runtime
+    from owltui.providers.resolve import ResolvedProvider, make_model
+    from owltui.session.runtime.build import build_runtime
+    from owltui.session.runtime.options import Options
 
     found = make_model(ResolvedProvider("openai", "qwen", "http://127.0.0.1:11434/v1", None, "local server"))
     env = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_DATA_HOME": str(tmp_path / "data")}

@@ -7,11 +7,12 @@ import os
 import stat
 from pathlib import Path
 
-from owltui.agent.scripted import ScriptedModel
-from owltui.session.input_history import MAX_ENTRIES, SLACK, InputHistory, history_dir
+from owltui.session.input.history import MAX_ENTRIES, SLACK, InputHistory, history_dir
 from owltui.session.paths import workspace_key
 from owltui.session.redact import Redactor
-from owltui.session.runtime import Options, build_runtime
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
+from owltui.testing.scripted import ScriptedModel
 
 SECRET = "sk-proj-abcdefghijklmnop0123456789"
 

@@ -12,7 +12,8 @@ import pytest
 
 from owltui.agent.cancel import CancelToken
 from owltui.agent.tool import ToolContext
-from owltui.session.mentions import (
+from owltui.policy.permissions.policy import PermissionPolicy
+from owltui.session.input.mentions import (
     MAX_MENTIONS,
     MentionCompleter,
     expand_mentions,
@@ -21,8 +22,7 @@ from owltui.session.mentions import (
     rank_paths,
     split_attachments,
 )
-from owltui.tools.fs import ReadParams, ReadTool
-from owltui.tools.permissions import PermissionPolicy
+from owltui.tools.files.tools import ReadParams, ReadTool
 from tests.cli.fake_openai import FakeOpenAI, Turn
 from tests.cli.helpers import Proc, cli_env, openai_args, run_cli
 

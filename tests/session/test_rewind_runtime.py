@@ -15,12 +15,14 @@ import pytest
 
 from owltui.agent.messages import AssistantMessage, ToolResult, UserMessage
 from owltui.agent.pause import GATE
-from owltui.agent.scripted import Call, ScriptedModel, Step
-from owltui.session.commands import Commands
-from owltui.session.rewind import STORE_NAME
-from owltui.session.rewind_listing import skipped_note
-from owltui.session.runtime import Options, Runtime, build_runtime
-from owltui.session.store import SessionStore
+from owltui.session.checkpoints.listing import skipped_note
+from owltui.session.checkpoints.rewind import STORE_NAME
+from owltui.session.commands.layer import Commands
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
+from owltui.session.runtime.runtime import Runtime
+from owltui.session.store.store import SessionStore
+from owltui.testing.scripted import Call, ScriptedModel, Step
 from tests.session.test_command_layer import Front
 
 pytestmark = pytest.mark.anyio
@@ -241,7 +243,7 @@ async def test_continue_after_a_paused_quit_starts_paused(tmp_path: Path) -> Non
 
 
 def test_skipped_note() -> None:
-    from owltui.session.checkpoints import Skipped
+    from owltui.session.checkpoints.records import Skipped
 
     assert skipped_note([]) == ""
     note = skipped_note(

@@ -9,11 +9,13 @@ import anyio
 import pytest
 
 from owltui.agent.events import Event
-from owltui.agent.scripted import Call, ScriptedModel, Step
-from owltui.providers.errors import ProviderConfigError
+from owltui.providers.http.errors import ProviderConfigError
 from owltui.session.config import ConfigError
-from owltui.session.runtime import Options, Runtime, build_runtime
-from owltui.session.store import SessionStore
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
+from owltui.session.runtime.runtime import Runtime
+from owltui.session.store.store import SessionStore
+from owltui.testing.scripted import Call, ScriptedModel, Step
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from owltui.agent.events import ToolEnd, ToolStart
-from owltui.agent.scripted import ScriptedModel, Step
+from owltui.policy.sandbox.kernel import SandboxPolicy
 from owltui.session.redact import (
     MASK,
     RedactingEmitter,
@@ -19,9 +19,10 @@ from owltui.session.redact import (
     secrets_from_env,
     url_credentials,
 )
-from owltui.session.runtime import Options, build_runtime
-from owltui.tools.proc import OutputSink
-from owltui.tools.sandbox import SandboxPolicy
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
+from owltui.testing.scripted import ScriptedModel, Step
+from owltui.tools.exec.proc import OutputSink
 from tests.cli.fake_openai import FakeOpenAI, Turn
 from tests.cli.helpers import cli_env, openai_args, run_cli
 

@@ -13,11 +13,13 @@ import pytest
 
 from owltui.agent.events import Event
 from owltui.agent.messages import UserMessage
-from owltui.agent.scripted import Call, ScriptedModel, Step
-from owltui.session.commands import Commands
-from owltui.session.runtime import Options, Runtime, build_runtime
-from owltui.session.shell import run_shell, shell_command, unescape
-from owltui.tools.sandbox import capabilities
+from owltui.policy.sandbox.child import capabilities
+from owltui.session.commands.layer import Commands
+from owltui.session.input.shell import run_shell, shell_command, unescape
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
+from owltui.session.runtime.runtime import Runtime
+from owltui.testing.scripted import Call, ScriptedModel, Step
 from tests.session.test_command_layer import Front
 from tests.tools.conftest import outside_dir, until
 

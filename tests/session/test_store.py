@@ -12,8 +12,9 @@ from owltui.agent.history import History
 from owltui.agent.inbox import Inbox
 from owltui.agent.messages import AssistantMessage, ToolCall, ToolResult, Usage, UserMessage
 from owltui.session.redact import Redactor
-from owltui.session.sessions import find_session, format_listing, latest_session, list_sessions
-from owltui.session.store import SessionError, SessionStore
+from owltui.session.store.file import SessionError
+from owltui.session.store.sessions import find_session, format_listing, latest_session, list_sessions
+from owltui.session.store.store import SessionStore
 
 
 def _conversation() -> list[UserMessage | AssistantMessage | ToolResult]:

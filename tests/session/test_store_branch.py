@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from owltui.agent.messages import AssistantMessage, UserMessage
-from owltui.session.store import GAP_NOTICE, SessionError, SessionStore, parse_lines, wire_line
+from owltui.session.store.file import SessionError, parse_lines, wire_line
+from owltui.session.store.replay import GAP_NOTICE
+from owltui.session.store.store import SessionStore
 
 
 def _records(path: Path) -> list[dict]:

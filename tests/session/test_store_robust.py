@@ -19,7 +19,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from owltui.agent.messages import AssistantMessage, Item, ToolCall, ToolResult, UserMessage
-from owltui.session.store import GAP_NOTICE, SessionError, SessionStore
+from owltui.session.store.file import SessionError
+from owltui.session.store.replay import GAP_NOTICE
+from owltui.session.store.store import SessionStore
 
 WEIRD = "bad_\udcff.txt \ud800 lone, \u2028 LS, \u2029 PS, \u0085 NEL, \x00 NUL, \x1e RS, \x7f DEL, é 😀"
 
@@ -150,7 +152,7 @@ CHILD = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
     from owltui.agent.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
-    from owltui.session.store import SessionStore
+    from owltui.session.store.store import SessionStore
     store = SessionStore.create(Path(sys.argv[1]), Path(sys.argv[1]), "m")
     calls = [ToolCall(id="r", name="read", arguments={}), ToolCall(id="w", name="job_output", arguments={})]
     store.append(UserMessage(text="go"))
@@ -177,7 +179,7 @@ def test_kill_9_after_an_early_result_keeps_it(tmp_path: Path) -> None:
 LOCKER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from owltui.session.store import SessionError, SessionStore
+    from owltui.session.store.store import SessionError, SessionStore
     try:
         SessionStore.open(Path(sys.argv[1])).close()
     except SessionError as exc:
@@ -207,7 +209,7 @@ FSIZE_CHILD = textwrap.dedent("""
     import resource, sys
     from pathlib import Path
     from owltui.agent.messages import UserMessage
-    from owltui.session.store import SessionError, SessionStore
+    from owltui.session.store.store import SessionError, SessionStore
     resource.setrlimit(resource.RLIMIT_FSIZE, (4000, 4000))
     store = SessionStore.create(Path(sys.argv[1]), Path(sys.argv[1]), "m", warn=lambda w: print("W", w))
     n = 0

@@ -18,8 +18,9 @@ import pytest
 
 from owltui.agent.cancel import CancelToken
 from owltui.agent.tool import ToolContext
-from owltui.tools.jobs import JobEvent, JobManager
-from owltui.tools.proc import group_alive
+from owltui.tools.exec.signals import group_alive
+from owltui.tools.jobs.entries import JobEvent
+from owltui.tools.jobs.manager import JobManager
 
 
 @pytest.fixture

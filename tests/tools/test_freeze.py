@@ -13,10 +13,11 @@ import pytest
 
 from owltui.agent.pause import PauseGate
 from owltui.agent.tool import ToolContext
-from owltui.tools.bash import BashParams, BashTool
-from owltui.tools.freeze import Freezer
-from owltui.tools.jobs import JobManager, JobOutputParams, JobOutputTool
-from owltui.tools.reaper import read_stat
+from owltui.tools.exec.bash import BashParams, BashTool
+from owltui.tools.exec.freeze import Freezer
+from owltui.tools.exec.procfs import read_stat
+from owltui.tools.jobs.manager import JobManager
+from owltui.tools.jobs.tools import JobOutputParams, JobOutputTool
 from tests.tools.conftest import MakeCtx, until
 
 pytestmark = pytest.mark.anyio

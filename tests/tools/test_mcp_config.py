@@ -18,30 +18,30 @@ from pydantic import ValidationError
 from owltui.agent.batch import validation_message
 from owltui.agent.messages import ToolCall
 from owltui.agent.tool import tool_spec
-from owltui.tools.mcp import (
-    McpApprovals,
-    McpConfigError,
-    McpSettings,
-    McpSource,
-    approve_project,
-    describe,
-    load_mcp_servers,
-    mcp_source,
-    project_file,
+from owltui.policy.permissions.mcp_names import (
+    VALID,
     proposed_rule,
-    question,
     rule_matches,
     rule_subject,
     rule_verdict,
+    server_key,
     split_tool_name,
-    status,
     tool_name,
 )
-from owltui.tools.mcp.config import expand
-from owltui.tools.mcp.names import VALID, server_key
+from owltui.policy.permissions.policy import PermissionPolicy
+from owltui.tools.mcp.config import (
+    McpApprovals,
+    McpConfigError,
+    McpSettings,
+    approve_project,
+    expand,
+    load_mcp_servers,
+    project_file,
+)
 from owltui.tools.mcp.results import to_output
 from owltui.tools.mcp.schema import SchemaProblem, arguments_of, check_schema, params_model
-from owltui.tools.permissions import PermissionPolicy
+from owltui.tools.mcp.source import McpSource
+from owltui.tools.mcp.wiring import describe, mcp_source, question, status
 
 pytestmark = pytest.mark.anyio
 
@@ -416,7 +416,7 @@ def test_configuration_and_the_source_do_not_load_the_sdk(ws: Path) -> None:
     code = (
         "import sys, time; from pathlib import Path\n"
         "t = time.perf_counter()\n"
-        "from owltui.tools.mcp import McpSource, load_mcp_servers\n"
+        "from owltui.tools.mcp.config import load_mcp_servers\nfrom owltui.tools.mcp.source import McpSource\n"
         f"servers, _ = load_mcp_servers(Path({str(ws)!r}), {{'a': {{'command': 'x'}}}}, None, None)\n"
         f"src = McpSource(servers, workspace=Path({str(ws)!r}))\n"
         "assert list(src.tools()) == [] and not src.ready\n"

@@ -32,21 +32,14 @@ from owltui.agent.events import ToolEnd, ToolUpdate
 from owltui.agent.messages import ToolResult
 from owltui.agent.pause import PauseGate
 from owltui.agent.results import ResultStore
-from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.agent.tool import ToolContext, tool_spec
 from owltui.features.chat import chat_config
-from owltui.session.sources import StaticSource, ToolSource, collect_tools
-from owltui.tools.mcp import (
-    McpApprovals,
-    McpSource,
-    ServerSpec,
-    approve_project,
-    decide,
-    load_mcp_servers,
-    mcp_source,
-    question,
-)
-from owltui.tools.permissions import PermissionPolicy
+from owltui.policy.permissions.policy import PermissionPolicy
+from owltui.session.runtime.sources import StaticSource, ToolSource, collect_tools
+from owltui.testing.scripted import Call, ScriptedModel, Step
+from owltui.tools.mcp.config import McpApprovals, ServerSpec, approve_project, load_mcp_servers
+from owltui.tools.mcp.source import McpSource
+from owltui.tools.mcp.wiring import decide, mcp_source, question
 from owltui.tools.registry import builtin_tools
 
 pytestmark = pytest.mark.anyio

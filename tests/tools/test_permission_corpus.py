@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from owltui.agent.messages import ToolCall
-from owltui.tools.permissions import PermissionPolicy
+from owltui.policy.permissions.policy import PermissionPolicy
 
 RULES = {
     "DENY": '[allow]\nbash = ["ls *", "git status *", "echo *", "cat *", "grep *", "pytest *"]\n'

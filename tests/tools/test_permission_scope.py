@@ -12,14 +12,14 @@ from owltui.agent.agent import Agent
 from owltui.agent.cancel import CancelToken
 from owltui.agent.messages import ToolCall, ToolResult
 from owltui.agent.pause import PauseGate
-from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.agent.tool import ToolContext, ToolError
 from owltui.features.chat import chat_config
 from owltui.features.subagent import TaskTool
-from owltui.tools.fs import ReadParams, ReadTool
-from owltui.tools.permissions import PermissionPolicy
+from owltui.policy.permissions.policy import PermissionPolicy
+from owltui.testing.scripted import Call, ScriptedModel, Step
+from owltui.tools.files.tools import ReadParams, ReadTool
 from owltui.tools.registry import builtin_tools
-from owltui.tools.search import FindParams, FindTool, GrepParams, GrepTool
+from owltui.tools.search.tools import FindParams, FindTool, GrepParams, GrepTool
 
 pytestmark = pytest.mark.anyio
 SECRET = "sk-very-secret-value"
@@ -151,7 +151,8 @@ async def test_task_subagent_takes_an_explicit_policy(secrets_ws: Path) -> None:
 
 
 def test_read_only_is_not_widened_by_yes(tmp_path: Path) -> None:
-    from owltui.session.runtime import Options, build_runtime
+    from owltui.session.runtime.build import build_runtime
+    from owltui.session.runtime.options import Options
 
     ws = tmp_path / "ws"
     ws.mkdir()

@@ -14,18 +14,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from owltui.tools import reaper as reaper_mod
-from owltui.tools.bash import BashParams, BashTool
-from owltui.tools.jobs import (
-    EscapedJob,
-    JobKillParams,
-    JobKillTool,
-    JobManager,
-    JobOutputParams,
-    JobOutputTool,
-)
-from owltui.tools.proc import Proc
-from owltui.tools.reaper import REAPER, children, read_stat
+from owltui.tools.exec import reaper as reaper_mod
+from owltui.tools.exec.bash import BashParams, BashTool
+from owltui.tools.exec.proc import Proc
+from owltui.tools.exec.procfs import children, read_stat
+from owltui.tools.exec.reaper import REAPER
+from owltui.tools.jobs.entries import EscapedJob
+from owltui.tools.jobs.manager import JobManager
+from owltui.tools.jobs.tools import JobKillParams, JobKillTool, JobOutputParams, JobOutputTool
 from tests.tools.conftest import Events, MakeCtx
 from tests.tools.conftest import until as until_async
 

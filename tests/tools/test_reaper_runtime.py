@@ -11,9 +11,11 @@ import anyio
 import pytest
 
 from owltui.agent.events import Event
-from owltui.agent.scripted import Call, ScriptedModel, Step
-from owltui.session.runtime import Options, Runtime, build_runtime
-from owltui.tools.reaper import read_stat
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
+from owltui.session.runtime.runtime import Runtime
+from owltui.testing.scripted import Call, ScriptedModel, Step
+from owltui.tools.exec.procfs import read_stat
 from tests.tools.conftest import until
 
 pytestmark = pytest.mark.anyio

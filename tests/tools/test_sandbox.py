@@ -19,11 +19,14 @@ import pytest
 
 from owltui.agent.cancel import CancelToken
 from owltui.agent.tool import ToolContext, ToolOutput
-from owltui.tools.bash import BashParams, BashTool
-from owltui.tools.jobs import JobManager
-from owltui.tools.landlock import Landlock as _Landlock
-from owltui.tools.proc import Proc
-from owltui.tools.sandbox import SandboxPolicy, capabilities, child_env, explain_blocked
+from owltui.policy.sandbox.blocked import explain_blocked
+from owltui.policy.sandbox.child import capabilities
+from owltui.policy.sandbox.env import child_env
+from owltui.policy.sandbox.kernel import SandboxPolicy
+from owltui.policy.sandbox.landlock import Landlock as _Landlock
+from owltui.tools.exec.bash import BashParams, BashTool
+from owltui.tools.exec.proc import Proc
+from owltui.tools.jobs.manager import JobManager
 
 CAPS = capabilities()
 needs_landlock = pytest.mark.skipif(CAPS.landlock_abi < 1, reason="this kernel has no Landlock")

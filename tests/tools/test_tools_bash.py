@@ -8,9 +8,11 @@ import anyio
 import pytest
 
 from owltui.agent.tool import ToolError
-from owltui.tools.bash import BashParams, BashTool
-from owltui.tools.jobs import JobKillParams, JobKillTool, JobManager, JobOutputParams, JobOutputTool
-from owltui.tools.proc import Proc, group_alive
+from owltui.tools.exec.bash import BashParams, BashTool
+from owltui.tools.exec.proc import Proc
+from owltui.tools.exec.signals import group_alive
+from owltui.tools.jobs.manager import JobManager
+from owltui.tools.jobs.tools import JobKillParams, JobKillTool, JobOutputParams, JobOutputTool
 from tests.tools.conftest import Events, MakeCtx, group_members, wait_gone
 
 pytestmark = pytest.mark.anyio

@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from owltui.agent.tool import ToolError
-from owltui.tools.fs import EditParams, EditTool, ReadParams, ReadTool, WriteParams, WriteTool
+from owltui.tools.files.tools import EditParams, EditTool, ReadParams, ReadTool, WriteParams, WriteTool
 from tests.tools.conftest import MakeCtx
 
 pytestmark = pytest.mark.anyio
@@ -252,7 +252,7 @@ async def test_file_work_runs_off_the_event_loop(
 ) -> None:
     import threading
 
-    from owltui.tools import fs
+    from owltui.tools.files import tools as fs
 
     threads: list[bool] = []
     real_page, real_atomic = fs.read_page, fs.atomic_write
@@ -279,7 +279,7 @@ import resource, sys, anyio
 from pathlib import Path
 from owltui.agent.cancel import CancelToken
 from owltui.agent.tool import ToolContext
-from owltui.tools.fs import ReadParams, ReadTool
+from owltui.tools.files.tools import ReadParams, ReadTool
 ws = Path(sys.argv[1])
 ctx = ToolContext(workspace=ws, cancel=CancelToken())
 async def main():
@@ -454,8 +454,8 @@ def _follow_pages(path: Path, budget: int, limit: int, seed: int) -> list[str]:
     """Read a whole file page by page, as a model following the notices would."""
     import threading
 
-    from owltui.tools.paging import read_page
-    from owltui.tools.textcodec import UTF8
+    from owltui.text.codec import UTF8
+    from owltui.tools.files.paging import read_page
 
     lines: list[str] = []
     offset, column = 1, 1
@@ -507,7 +507,7 @@ async def test_text_page_serves_other_pagers(ws: Path) -> None:
     in character ranges, every page under the loop's limits, each notice the exact next call."""
     import json
 
-    from owltui.tools.paging import text_page
+    from owltui.tools.files.paging import text_page
 
     line = "".join(f"{i:09d}," for i in range(300_000))  # 3 MB, no newline
     (ws / "r1.txt").write_text(line + "\nend\n")

@@ -1,11 +1,12 @@
 import pytest
 from pydantic import ValidationError
 
+from owltui.agent.batch import describe
 from owltui.agent.tool import Tool, tool_spec
-from owltui.tools import builtin_tools, describe_params, describe_tool
-from owltui.tools.bash import BashParams
-from owltui.tools.fs import EditParams, ReadParams
-from owltui.tools.jobs import JobOutputParams
+from owltui.tools.exec.bash import BashParams
+from owltui.tools.files.tools import EditParams, ReadParams
+from owltui.tools.jobs.tools import JobOutputParams
+from owltui.tools.registry import builtin_tools
 
 
 def test_builtin_tools_sorted_and_typed() -> None:
@@ -36,12 +37,10 @@ def test_bash_and_job_output_descriptions_say_they_wait() -> None:
     assert "wait" in tools["job_output"].description and "call it once" in tools["job_output"].description
 
 
-def test_describe_params() -> None:
-    assert describe_params(ReadParams, "read") == (
-        "read {path: string, offset?: integer, limit?: integer, column?: integer}"
-    )
-    assert describe_params(EditParams).startswith("{path: string, old_text: string, new_text: string")
-    assert describe_tool(builtin_tools(["bash"])[0]) == "bash {command: string, timeout?: number}"
+def test_describe_gives_the_parameters_the_model_is_told_of() -> None:
+    assert describe(ReadParams) == "{path: string, offset?: integer, limit?: integer, column?: integer}"
+    assert describe(EditParams).startswith("{path: string, old_text: string, new_text: string")
+    assert describe(BashParams) == "{command: string, timeout?: number}"
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,10 @@ from pathlib import Path
 import pytest
 
 from owltui.agent.messages import ToolCall
-from owltui.tools.permissions import Answer, PermissionPolicy, protected_paths, rule_matches
+from owltui.policy.permissions.model import Answer
+from owltui.policy.permissions.paths import protected_paths
+from owltui.policy.permissions.policy import PermissionPolicy
+from owltui.policy.permissions.rules import rule_matches
 
 pytestmark = pytest.mark.anyio
 

@@ -1,4 +1,4 @@
-from owltui.tools.sanitize import StreamSanitizer, sanitize
+from owltui.text.sanitize import StreamSanitizer, sanitize
 
 
 def test_osc_title_removed() -> None:
@@ -61,7 +61,7 @@ def test_progress_frames_reduce_to_the_last_frame_at_any_size() -> None:
 def test_last_frame_keeps_what_sanitize_keeps() -> None:
     import random
 
-    from owltui.tools.sanitize import last_frame
+    from owltui.text.sanitize import last_frame
 
     rng = random.Random(7)
     for _ in range(5000):

@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 from owltui.agent.tool import ToolError
-from owltui.tools import search
-from owltui.tools.search import FindParams, FindTool, GrepParams, GrepTool, LsParams, LsTool
+from owltui.tools.search import tools as search
+from owltui.tools.search.tools import FindParams, FindTool, GrepParams, GrepTool, LsParams, LsTool
 from tests.tools.conftest import MakeCtx
 
 pytestmark = pytest.mark.anyio

@@ -23,9 +23,10 @@ import pytest
 
 from owltui.agent.cancel import CancelToken
 from owltui.agent.tool import ToolContext, ToolError
+from owltui.text.codec import show_name
 from owltui.tools.base import rg_path
-from owltui.tools.search import FindParams, FindTool, GrepParams, GrepTool, glob_regex
-from owltui.tools.textcodec import show_name
+from owltui.tools.search.globs import glob_regex
+from owltui.tools.search.tools import FindParams, FindTool, GrepParams, GrepTool
 
 pytestmark = pytest.mark.anyio
 

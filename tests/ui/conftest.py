@@ -12,11 +12,11 @@ from pydantic import BaseModel
 from textual.pilot import Pilot
 
 from owltui.agent.pause import GATE
-from owltui.agent.scripted import ScriptedModel, Step
 from owltui.agent.tool import ToolContext, ToolOutput
+from owltui.testing.host import LocalRuntime
+from owltui.testing.scripted import ScriptedModel, Step
 from owltui.ui.app import OwlApp
-from owltui.ui.host import LocalRuntime
-from owltui.ui.themes import PACKAGE_THEMES
+from owltui.ui.themes.loader import PACKAGE_THEMES
 
 SIZE = (100, 32)
 WORKSPACE = Path("/srv/project")  # shown in the welcome line (snapshots): the same everywhere
@@ -105,7 +105,8 @@ def make_runtime_app(
 ) -> OwlApp:
     """An app around the real runtime (``build_runtime``) and a scripted model; ``options`` are more
     ``Options`` fields (no session unless ``no_session=False``), ``kw`` go to ``owl_app``."""
-    from owltui.session.runtime import Options, build_runtime
+    from owltui.session.runtime.build import build_runtime
+    from owltui.session.runtime.options import Options
 
     chosen = Options(**{"no_session": True, "workspace": workspace, **(options or {})})
     runtime = build_runtime(

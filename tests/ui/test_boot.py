@@ -20,14 +20,14 @@ from typing import Any
 import pytest
 
 from owltui.agent.messages import UserMessage
-from owltui.agent.scripted import ScriptedModel, Step
-from owltui.session.options import Options
+from owltui.session.runtime.options import Options
+from owltui.testing.host import LocalRuntime
+from owltui.testing.scripted import ScriptedModel, Step
 from owltui.ui.app import OwlApp
-from owltui.ui.blocks import InputBlock
 from owltui.ui.boot import BootView, Started
-from owltui.ui.host import LocalRuntime
 from owltui.ui.launch import configured_theme, launch
-from owltui.ui.main_screen import MainScreen
+from owltui.ui.widgets.blocks import InputBlock
+from owltui.ui.widgets.main_screen import MainScreen
 from tests.ui.conftest import SIZE, WORKSPACE, owl_app, texts, wait_for
 
 pytestmark = pytest.mark.anyio
@@ -36,9 +36,9 @@ HEAVY = (
     "pydantic",
     "owltui.agent",
     "owltui.tools",
-    "owltui.session.runtime",
+    "owltui.session.runtime.runtime",
     "owltui.session.commands",
-    "owltui.providers.base",
+    "owltui.providers.http.stream",
     "httpx",
     "anyio",
     "rich.markdown",
@@ -179,7 +179,7 @@ def test_launch_start_error_is_one_line_and_keeps_what_was_typed(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """``launch`` end to end with a headless app: the build fails after the first frame -> one line."""
-    import owltui.session.runtime as runtime_mod
+    import owltui.session.runtime.build as runtime_mod
 
     def failing(options: Options, warn: Any = None, **_kw: Any) -> Any:
         warn("an early warning")
@@ -230,7 +230,7 @@ def test_launch_start_error_is_one_line_and_keeps_what_was_typed(
 
 def test_launch_closes_an_untaken_runtime(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Quit before the runtime is attached: launch waits for the thread and closes the runtime."""
-    import owltui.session.runtime as runtime_mod
+    import owltui.session.runtime.build as runtime_mod
 
     closed: list[bool] = []
     go = threading.Event()

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from owltui.agent.scripted import Step
-from owltui.ui.blocks import AssistantBlock, InputBlock, NoticeBlock
-from owltui.ui.picker import PickerScreen
-from owltui.ui.prompt_input import CompletionList
+from owltui.testing.scripted import Step
+from owltui.ui.widgets.blocks import AssistantBlock, InputBlock, NoticeBlock
+from owltui.ui.widgets.picker import PickerScreen
+from owltui.ui.widgets.prompt_input import CompletionList
 from tests.ui.conftest import SIZE, make_app, make_runtime_app, wait_for
 from tests.ui.test_input import type_text
 from tests.ui.test_tools_approvals import env_for
@@ -134,10 +134,11 @@ async def test_command_palette_lists_commands() -> None:
 async def test_sessions_and_new_with_runtime(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    from owltui.agent.scripted import ScriptedModel
-    from owltui.session.runtime import Options, build_runtime
+    from owltui.session.runtime.build import build_runtime
+    from owltui.session.runtime.options import Options
+    from owltui.testing.scripted import ScriptedModel
     from owltui.ui.app import OwlApp
-    from owltui.ui.themes import PACKAGE_THEMES
+    from owltui.ui.themes.loader import PACKAGE_THEMES
 
     env = env_for(tmp_path)
     runtime = build_runtime(Options(workspace=ws), model=ScriptedModel([Step(text="one")]), env=env)

@@ -12,17 +12,19 @@ from typing import Any
 import anyio
 import pytest
 
-from owltui.agent.scripted import Call, ScriptedModel, Step
 from owltui.session.commands.background import background
-from owltui.session.runtime import Options, build_runtime
-from owltui.ui.app import OwlApp, alt_enter_distinct
-from owltui.ui.blocks import AssistantBlock, AttachmentsBlock, InputBlock, NoticeBlock, WelcomeBlock
-from owltui.ui.history_search import HistorySearchScreen
-from owltui.ui.host import LocalRuntime, MemoryInputHistory
-from owltui.ui.picker import PickerScreen
+from owltui.session.runtime.build import build_runtime
+from owltui.session.runtime.options import Options
+from owltui.testing.host import LocalRuntime, MemoryInputHistory
+from owltui.testing.scripted import Call, ScriptedModel, Step
+from owltui.ui.app import OwlApp
 from owltui.ui.plain import resume_line
-from owltui.ui.prompt_input import CompletionList
-from owltui.ui.tool_block import ToolBlock
+from owltui.ui.textual_compat import alt_enter_distinct
+from owltui.ui.widgets.blocks import AssistantBlock, AttachmentsBlock, InputBlock, NoticeBlock, WelcomeBlock
+from owltui.ui.widgets.history_search import HistorySearchScreen
+from owltui.ui.widgets.picker import PickerScreen
+from owltui.ui.widgets.prompt_input import CompletionList
+from owltui.ui.widgets.tool_block import ToolBlock
 from tests.ui.conftest import SIZE, SlowTool, make_app, make_runtime_app, owl_app, wait_for
 from tests.ui.test_input import abort_with_a_follow_up_queued, start_run, type_text
 from tests.ui.test_tools_approvals import env_for
@@ -536,8 +538,8 @@ def test_ui_bindings_are_the_keys_table() -> None:
     from textual.binding import Binding
 
     from owltui.session.commands.keys import BINDINGS
-    from owltui.ui.main_screen import MainScreen
-    from owltui.ui.prompt_input import PromptInput
+    from owltui.ui.widgets.main_screen import MainScreen
+    from owltui.ui.widgets.prompt_input import PromptInput
 
     declared: dict[str, str] = {}
     for cls in (MainScreen, PromptInput, OwlApp):

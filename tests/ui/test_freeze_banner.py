@@ -8,9 +8,9 @@ from typing import Any
 import anyio
 import pytest
 
-from owltui.agent.scripted import Call, Step
+from owltui.testing.scripted import Call, Step
 from owltui.ui.app import OwlApp
-from owltui.ui.pause_banner import PauseBanner
+from owltui.ui.widgets.pause_banner import PauseBanner
 from tests.ui.conftest import SIZE, make_runtime_app, wait_for
 from tests.ui.test_input import type_text
 from tests.ui.test_tools_approvals import env_for

@@ -27,12 +27,12 @@ from textual._xterm_parser import XTermParser
 from textual.geometry import Region
 from textual.pilot import Pilot
 
-from owltui.agent.scripted import Call, Step
 from owltui.agent.tool import ToolContext, ToolOutput
-from owltui.session.runtime import Options
+from owltui.session.runtime.options import Options
+from owltui.testing.scripted import Call, Step
 from owltui.ui.app import OwlApp
-from owltui.ui.blocks import NoticeBlock
-from owltui.ui.tool_block import ApprovalPrompt, ToolBlock
+from owltui.ui.widgets.blocks import NoticeBlock
+from owltui.ui.widgets.tool_block import ApprovalPrompt, ToolBlock
 from tests.ui.conftest import SIZE, make_runtime_app, wait_for
 from tests.ui.test_input import type_text
 from tests.ui.test_tools_approvals import env_for
@@ -358,7 +358,7 @@ async def test_startup_notes_are_shown_as_notices(tmp_path: Path) -> None:
 def test_run_tui_error_line_is_scrubbed(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    import owltui.session.runtime as runtime_mod
+    import owltui.session.runtime.build as runtime_mod
     from owltui.ui.app import run_tui
 
     secret = "sk-test-0123456789abcdefghijklmnop"

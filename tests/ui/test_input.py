@@ -7,9 +7,9 @@ import anyio
 import pytest
 
 from owltui.agent.messages import UserMessage
-from owltui.agent.scripted import Step
-from owltui.ui.blocks import AssistantBlock, InputBlock, NoticeBlock
-from owltui.ui.queue_panel import QueuePanel
+from owltui.testing.scripted import Step
+from owltui.ui.widgets.blocks import AssistantBlock, InputBlock, NoticeBlock
+from owltui.ui.widgets.queue_panel import QueuePanel
 from tests.ui.conftest import SIZE, make_app, wait_for
 
 pytestmark = pytest.mark.anyio

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from owltui.agent.scripted import Call, Step
-from owltui.ui.blocks import InputBlock, NoticeBlock
-from owltui.ui.pause_banner import PauseBanner
-from owltui.ui.picker import PickerScreen
+from owltui.testing.scripted import Call, Step
+from owltui.ui.widgets.blocks import InputBlock, NoticeBlock
+from owltui.ui.widgets.pause_banner import PauseBanner
+from owltui.ui.widgets.picker import PickerScreen
 from tests.ui.conftest import SIZE, SlowTool, make_app, wait_for
 from tests.ui.test_input import type_text
 

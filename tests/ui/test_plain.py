@@ -14,8 +14,8 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from owltui.agent.messages import UserMessage
-from owltui.agent.scripted import Call, ScriptedModel, Step
-from owltui.ui.host import LocalRuntime
+from owltui.testing.host import LocalRuntime
+from owltui.testing.scripted import Call, ScriptedModel, Step
 from owltui.ui.plain import PlainPrinter, PlainRepl
 from tests.ui.conftest import SlowTool
 
@@ -139,7 +139,8 @@ async def test_ctrl_c_aborts_the_run() -> None:
 def _plain_runtime(
     tmp_path: Path, steps: list[Step], *, tools: list[object] | None = None, **options: object
 ):
-    from owltui.session.runtime import Options, build_runtime
+    from owltui.session.runtime.build import build_runtime
+    from owltui.session.runtime.options import Options
 
     ws = tmp_path / "ws"
     ws.mkdir()

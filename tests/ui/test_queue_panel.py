@@ -10,9 +10,9 @@ import anyio
 import pytest
 
 from owltui.agent.messages import UserMessage
-from owltui.agent.scripted import Step
-from owltui.ui.blocks import NoticeBlock
-from owltui.ui.queue_panel import QueueEditor, QueuePanel
+from owltui.testing.scripted import Step
+from owltui.ui.widgets.blocks import NoticeBlock
+from owltui.ui.widgets.queue_panel import QueueEditor, QueuePanel
 from tests.ui.conftest import SIZE, make_app, wait_for
 from tests.ui.test_input import start_run, type_text
 

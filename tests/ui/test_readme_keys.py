@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from owltui.session.commands import COMMANDS
 from owltui.session.commands.keys import BINDINGS, RESERVED, default_keys, normalize
+from owltui.session.commands.table import COMMANDS
 from owltui.session.config import load_config
 from tests.ui.conftest import SIZE, make_app, wait_for
 

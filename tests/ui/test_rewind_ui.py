@@ -10,10 +10,10 @@ import anyio
 import pytest
 from textual.widgets import OptionList
 
-from owltui.agent.scripted import Call, Step
-from owltui.ui.blocks import NoticeBlock
-from owltui.ui.interrupt import InterruptNotice
-from owltui.ui.picker import PickerScreen
+from owltui.testing.scripted import Call, Step
+from owltui.ui.control.interrupt import InterruptNotice
+from owltui.ui.widgets.blocks import NoticeBlock
+from owltui.ui.widgets.picker import PickerScreen
 from tests.ui.conftest import SIZE, wait_for
 from tests.ui.test_freeze_banner import runtime_app
 from tests.ui.test_input import type_text

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from owltui.agent.scripted import Step
-from owltui.ui.blocks import AssistantBlock, InputBlock
+from owltui.testing.scripted import Step
+from owltui.ui.widgets.blocks import AssistantBlock, InputBlock
 from tests.ui.conftest import SIZE, make_app, wait_for
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
-from owltui.agent.scripted import Call, Step
+from owltui.testing.scripted import Call, Step
 from owltui.ui.app import OwlApp
-from owltui.ui.blocks import AssistantBlock
-from owltui.ui.tool_block import ApprovalPrompt, ToolBlock
+from owltui.ui.widgets.blocks import AssistantBlock
+from owltui.ui.widgets.tool_block import ApprovalPrompt, ToolBlock
 from tests.ui.conftest import SlowTool, make_app, make_runtime_app, wait_for
 from tests.ui.test_input import type_text
 from tests.ui.test_tools_approvals import env_for

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from owltui.ui.blocks import NoticeBlock
-from owltui.ui.themes import PACKAGE_THEMES, load_themes, package_themes, theme_dirs
+from owltui.ui.themes.loader import PACKAGE_THEMES, load_themes, package_themes, theme_dirs
+from owltui.ui.widgets.blocks import NoticeBlock
 from tests.ui.conftest import SIZE, make_app, wait_for
 
 SHIPPED = ("owl-dark", "owl-forest", "owl-light")

@@ -9,9 +9,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from owltui.agent.scripted import Call, Step
-from owltui.ui.blocks import NoticeBlock, ThinkingBlock
-from owltui.ui.tool_block import ApprovalPrompt, ToolBlock
+from owltui.testing.scripted import Call, Step
+from owltui.ui.widgets.blocks import NoticeBlock, ThinkingBlock
+from owltui.ui.widgets.tool_block import ApprovalPrompt, ToolBlock
 from tests.ui.conftest import SIZE, SlowTool, make_app, make_runtime_app, wait_for
 from tests.ui.test_input import type_text
 

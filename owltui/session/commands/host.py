@@ -1,8 +1,9 @@
 """The two sides a command acts on: the ``Host`` (the runtime: agent, inbox, gate, requirement,
 approvals, sessions) and the ``Frontend`` that typed it (the TUI, plain mode, RPC).
 
-``owltui.session.runtime.Runtime`` is the real host; ``owltui.ui.host.LocalRuntime`` is a bare one
-for tests and benches, whose optional services (switching models, compaction) raise ``Unavailable``.
+``owltui.session.runtime.runtime.Runtime`` is the real host; ``owltui.testing.host.LocalRuntime``
+is a bare one for tests and benches, whose optional services (switching models, compaction) raise
+``Unavailable``.
 ``LineFront`` is what plain mode and RPC share of a ``Frontend``.
 """
 
@@ -18,8 +19,8 @@ from owltui.agent.inbox import Inbox
 from owltui.agent.pause import PauseGate
 from owltui.agent.requirement import RequirementSlot
 from owltui.session.approvals import ApprovalBroker
-from owltui.session.sessions import SessionInfo
 from owltui.session.stats import RunStats
+from owltui.session.store.sessions import SessionInfo
 
 
 class Host(Protocol):

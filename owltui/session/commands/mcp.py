@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from owltui.session.commands.spec import Args, CommandError, Context, Reply
 
 if TYPE_CHECKING:
-    from owltui.tools.mcp import McpSource
+    from owltui.tools.mcp.source import McpSource
 
 
 def _source(ctx: Context) -> McpSource | None:

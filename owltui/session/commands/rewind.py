@@ -1,6 +1,6 @@
-"""Checkpoints and rewinding (issue 14, item 3): RPC ``checkpoints`` and ``rewind``, ``/rewind`` with
-its picker, ``/undo``. The host's ``checkpoints`` (``owltui.session.rewind.Checkpointing``) does the
-work in a worker thread, so each command answers with ``then`` (the reply once git is done).
+"""Checkpoints and rewinding: RPC ``checkpoints`` and ``rewind``, ``/rewind`` with its picker,
+``/undo``. The host's ``checkpoints`` (``owltui.session.checkpoints.rewind.Checkpointing``) does
+the work in a worker thread, so each command answers with ``then`` (the reply once git is done).
 
 What a front end calls:
 
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from owltui.session.commands.spec import Args, CommandError, Context, Pick, Reply, Unavailable
 
 if TYPE_CHECKING:
-    from owltui.session.rewind import Checkpointing, Rewound
+    from owltui.session.checkpoints.rewind import Checkpointing, Rewound
 
 WHAT = ("both", "files", "conversation")
 
@@ -44,7 +44,7 @@ def _later(work: Callable[[], Awaitable[Reply]]) -> Reply:
     """A reply whose ``then`` runs ``work`` (git, in a worker thread); a rewind error is its reply."""
 
     async def finish() -> Reply:
-        from owltui.session.rewind import RewindError
+        from owltui.session.checkpoints.rewind import RewindError
 
         try:
             return await work()

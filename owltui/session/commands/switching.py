@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from owltui.session.commands.spec import Args, CommandError, Context, Pick, Reply, Unavailable
-from owltui.session.sessions import format_listing
+from owltui.session.store.sessions import format_listing
 
 QUEUE_CHOICES = ("keep", "drop")
 

@@ -36,7 +36,7 @@ from owltui.session.commands.switching import QUEUE_CHOICES, new, pick_new, pick
 from owltui.session.describe import model_display
 
 if TYPE_CHECKING:
-    from owltui.session.mentions import Expansion
+    from owltui.session.input.mentions import Expansion
 
 STEER_OR_FOLLOW_UP = ("steer", "follow_up")
 REQUIRE_OFF = "off"  # /require off: drop the requirement (unless a tool is named "off")
@@ -45,7 +45,7 @@ REQUIRE_OFF = "off"  # /require off: drop the requirement (unless a tool is name
 # ---- messages ------------------------------------------------------------------------------
 def _mentions(ctx: Context, text: str) -> Expansion:
     """``text`` with its ``@path`` mentions attached (the agent's workspace and read filter)."""
-    from owltui.session.mentions import attach_mentions
+    from owltui.session.input.mentions import attach_mentions
 
     return attach_mentions(ctx.host.agent, text)
 
@@ -94,7 +94,7 @@ def _lane(lane: QueueLane, mentions: bool = True) -> Handler:
 
 def shell(ctx: Context, a: Args) -> Reply:
     """``!command`` (RPC ``shell``): run it for the user, show it as a bash block, give it to the model."""
-    from owltui.session.shell import new_call_id, run_shell
+    from owltui.session.input.shell import new_call_id, run_shell
 
     command = a["command"].strip()
     host = ctx.host
@@ -202,7 +202,7 @@ def compact(ctx: Context, _a: Args) -> Reply:
 def init(ctx: Context, _a: Args) -> Reply:
     """``/init``: write or update AGENTS.md (``owltui.features.init``) on the current model."""
     from owltui.features.init import TARGET, run_init
-    from owltui.session.shell import deliver_context
+    from owltui.session.input.shell import deliver_context
 
     host = ctx.host
     if host.agent.running:

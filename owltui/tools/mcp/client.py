@@ -18,7 +18,6 @@ import mcp_types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 
 from owltui.tools.mcp.config import ServerSpec
@@ -32,15 +31,7 @@ CLIENT_INFO = mcp_types.Implementation(name="owltui", version="0.1.0")
 MAX_PAGES = 100
 HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 
-__all__ = [
-    "MODERN_PROTOCOL_VERSIONS",
-    "MCPError",
-    "describe_error",
-    "http_transport",
-    "list_all_tools",
-    "make_client",
-    "stdio_transport",
-]
+__all__ = ["describe_error", "http_transport", "list_all_tools", "make_client", "stdio_transport"]
 
 
 def stdio_transport(spec: ServerSpec, env: dict[str, str], workspace: Path) -> StdioTransport:

@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from owltui.tools.mcp.names import server_key
+from owltui.policy.permissions.mcp_names import server_key
 
 PROJECT_FILE = ".mcp.json"
 DEFAULT_STARTUP_TIMEOUT = 15.0

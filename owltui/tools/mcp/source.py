@@ -1,4 +1,4 @@
-"""``McpSource``: the configured MCP servers as a tool source (``owltui.session.sources.ToolSource``).
+"""``McpSource``: the configured MCP servers as a tool source (``owltui.session.runtime.sources.ToolSource``).
 
 **Readiness and the fixed tool list.** Every request of a session must carry one sorted tool list
 (the cached prefix), yet servers take from 0.1 s to several seconds to start and must not delay the
@@ -33,8 +33,8 @@ import anyio.abc
 from pydantic import BaseModel
 
 from owltui.agent.tool import Tool, ToolContext, ToolOutput
+from owltui.policy.permissions.mcp_names import tool_name
 from owltui.tools.mcp.config import DEFAULT_STARTUP_TIMEOUT, McpApprovals, ServerSpec
-from owltui.tools.mcp.names import tool_name
 from owltui.tools.mcp.schema import SchemaProblem, arguments_of, check_schema, params_model
 
 log = logging.getLogger(__name__)
@@ -239,7 +239,7 @@ class McpServer:
         """On a 2026-era connection a client opts in to ``tools/list_changed`` (``subscriptions/
         listen``), before the server counts as connected so no change is missed. A server that does
         not offer it is fine: only the notice is missed."""
-        from owltui.tools.mcp.client import MODERN_PROTOCOL_VERSIONS
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return None
@@ -276,7 +276,9 @@ class McpServer:
         if client is None or self.state != "connected":
             why = f": {self.error}" if self.error else ""
             return ToolOutput(f"The MCP server '{self.name}' is not connected{why}.", is_error=True)
-        from owltui.tools.mcp.client import MCPError, describe_error
+        from mcp.shared.exceptions import MCPError
+
+        from owltui.tools.mcp.client import describe_error
         from owltui.tools.mcp.results import to_output
 
         async def progress(done: float, total: float | None, message: str | None) -> None:

@@ -28,7 +28,7 @@ import mcp_types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from owltui.tools.proc_signals import group_alive, signal_group
+from owltui.tools.exec.signals import group_alive, signal_group
 
 GRACE = 1.0  # after stdin closes, before SIGTERM (the spec's "wait for the server to exit")
 TERM_GRACE = 1.0  # after SIGTERM, before SIGKILL

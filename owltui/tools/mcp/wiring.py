@@ -23,7 +23,6 @@ from owltui.tools.mcp.config import (
     parse_servers,
     project_file,
 )
-from owltui.tools.mcp.names import rule_verdict as rule_verdict  # re-exported: the permission rules
 from owltui.tools.mcp.source import McpSource
 
 APPROVALS_FILE = "mcp-approvals.json"

@@ -1,0 +1,233 @@
+"""The workspace's files and the store's trees: snapshots, what changed, and putting files back.
+
+``snapshot`` brings the private index up to the workspace (only what ``ls-files`` reports as
+changed or new) and writes its tree, leaving out files over the size limit and nested
+repositories; ``changes`` compares two trees; ``plan`` turns a checkpoint and the tree of now into
+paths to write and paths to delete; ``delete``, ``checkout`` and ``ignored`` carry that out. Paths
+are workspace-relative; nothing outside the workspace is touched (no symlinked parent is followed).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from owltui.session.checkpoints.git import RESTORE_INDEX, ShadowGit, split_z, z
+from owltui.session.checkpoints.records import Checkpoint, CheckpointError, Skipped
+
+GITLINK = "160000"
+_NULL_MODE = "000000"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One row of ``git diff-tree --raw`` between a checkpoint (old) and another state (new)."""
+
+    path: str
+    old_mode: str
+    new_mode: str
+
+    @property
+    def gitlink(self) -> bool:
+        return GITLINK in (self.old_mode, self.new_mode)
+
+    @property
+    def added(self) -> bool:
+        """Present now, absent at the checkpoint: restoring deletes it."""
+        return self.old_mode == _NULL_MODE
+
+
+@dataclass
+class Snapshot:
+    tree: str
+    skipped: list[Skipped]
+
+
+def snapshot(g: ShadowGit, max_file_bytes: int, max_files: int, nested_cleared: set[str]) -> Snapshot:
+    """Bring the private index up to the workspace and write its tree (workspace-relative)."""
+    g.sync_excludes()
+    out = g.git("ls-files", "-z", "-t", "--modified", "--deleted", "--others", "--exclude-standard")
+    entries = [(e[0], e[2:]) for e in split_z(out) if len(e) > 2]
+    skipped: list[Skipped] = []
+    excluded: set[str] = set()
+    tracked_large: list[str] = []
+    nested: list[str] = []
+    new_files = 0
+    for tag, path in entries:
+        if tag == "?" and path.endswith("/"):
+            if path not in excluded:
+                skipped.append(Skipped(path, "repository"))
+                excluded.add(path)
+                nested.append(path)
+            continue
+        if tag == "?":
+            new_files += 1
+        if tag not in ("?", "C") or path in excluded:
+            continue
+        try:
+            st = os.lstat(g.workspace / path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_size > max_file_bytes:
+            skipped.append(Skipped(path, "too large", st.st_size))
+            excluded.add(path)
+            if tag == "C":
+                tracked_large.append(path)
+    if new_files > max_files:
+        raise CheckpointError(
+            f"Checkpoints are off for {g.workspace}: it has {new_files} files to "
+            f"record, more than the limit of {max_files}; ignore rules "
+            "(.gitignore) can leave the bulk out."
+        )
+    if any(path not in excluded for _, path in entries):
+        pathspecs = [".", *(f":(exclude,literal){p}" for p in sorted(excluded))]
+        g.run(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], input=z(pathspecs))
+    stale = tracked_large + [p for p in nested if p not in nested_cleared]
+    if stale:
+        specs = z(f":(literal){p}" for p in stale)
+        g.run(
+            [
+                "rm",
+                "-r",
+                "--cached",
+                "--force",
+                "--quiet",
+                "--ignore-unmatch",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ],
+            input=specs,
+        )
+        nested_cleared.update(nested)
+    skipped.sort(key=lambda s: s.path)
+    return Snapshot(write_tree(g), skipped)
+
+
+def write_tree(g: ShadowGit) -> str:
+    if not g.prefix:
+        return g.git("write-tree").decode().strip()
+    proc = g.run(["write-tree", f"--prefix={g.prefix}"], check=False)
+    if proc.returncode == 0:
+        return proc.stdout.decode().strip()
+    return _empty_tree(g)  # nothing under the workspace is in the index
+
+
+def _empty_tree(g: ShadowGit) -> str:
+    return g.git("mktree", input=b"").decode().strip()
+
+
+def changes(g: ShadowGit, old: str, new: str) -> list[Change]:
+    """The paths that differ between the trees ``old`` and ``new`` (nested repositories left out)."""
+    if old == new:
+        return []
+    out = g.git("diff-tree", "-r", "-z", "--raw", "--no-renames", "--no-ext-diff", old, new)
+    fields = out.split(b"\0")
+    found: list[Change] = []
+    i = 0
+    while i + 1 < len(fields):
+        meta = fields[i]
+        if not meta.startswith(b":"):
+            i += 1
+            continue
+        old_mode, new_mode = meta[1:].decode().split(" ")[:2]
+        change = Change(os.fsdecode(fields[i + 1]), old_mode, new_mode)
+        if not change.gitlink:
+            found.append(change)
+        i += 2
+    return found
+
+
+def plan(g: ShadowGit, cp: Checkpoint, now: str) -> tuple[list[str], list[str]]:
+    """(paths to write from the checkpoint, paths to delete) to go from ``now`` to ``cp``."""
+    left_out = [s.path for s in cp.skipped if s.reason != "ignored"]
+    writes: list[str] = []
+    deletes: list[str] = []
+    for change in changes(g, cp.tree, now):
+        if not change.added:
+            writes.append(change.path)
+        elif not any(change.path == p or (p.endswith("/") and change.path.startswith(p)) for p in left_out):
+            deletes.append(change.path)
+    return writes, deletes
+
+
+def ignored(g: ShadowGit, paths: Sequence[str]) -> list[str]:
+    """Which of ``paths`` the ignore rules (as the workspace has them now) exclude."""
+    if not paths:
+        return []
+    proc = g.run(["check-ignore", "-z", "--no-index", "--stdin"], input=z(paths), check=False)
+    if proc.returncode not in (0, 1):
+        raise CheckpointError(
+            "Checkpoint git check-ignore failed: " + proc.stderr.decode("utf-8", "replace").strip()
+        )
+    return split_z(proc.stdout)
+
+
+def _safe_parent(workspace: Path, rel: str) -> bool:
+    """Every directory between the workspace and ``rel`` is a real directory (no symbolic link
+    leads out of the workspace)."""
+    current = workspace
+    for part in rel.split("/")[:-1]:
+        current = current / part
+        try:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def delete(workspace: Path, paths: Sequence[str]) -> set[str]:
+    """Delete ``paths`` (not directories) and the directories that leaves empty; the paths done."""
+    done: set[str] = set()
+    parents: set[Path] = set()
+    for rel in paths:
+        if not _safe_parent(workspace, rel):
+            continue
+        target = workspace / rel
+        try:
+            if stat.S_ISDIR(os.lstat(target).st_mode):
+                continue  # a directory stands there now: not what the snapshot saw
+            os.unlink(target)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise CheckpointError(
+                f"Cannot delete {rel} while restoring a checkpoint: {(exc.strerror or str(exc)).lower()}."
+            ) from None
+        done.add(rel)
+        parents.add(target.parent)
+    for directory in sorted(parents, key=lambda p: len(p.parts), reverse=True):
+        while directory != workspace and workspace in directory.parents:
+            try:
+                directory.rmdir()
+            except OSError:
+                break
+            directory = directory.parent
+    return done
+
+
+def checkout(g: ShadowGit, tree: str, paths: Sequence[str]) -> set[str]:
+    """Write ``paths`` from ``tree`` into the workspace (not over a directory); the paths done."""
+    todo = []
+    for rel in paths:
+        try:
+            if stat.S_ISDIR(os.lstat(g.workspace / rel).st_mode):
+                continue  # a directory (maybe holding ignored files) is never swept away
+        except OSError:
+            pass
+        todo.append(rel)
+    if not todo:
+        return set()
+    scratch = g.directory / RESTORE_INDEX
+    scratch.unlink(missing_ok=True)
+    env = {**g.env, "GIT_INDEX_FILE": str(scratch)}
+    try:
+        args = ["read-tree", *([f"--prefix={g.prefix}"] if g.prefix else []), tree]
+        g.run(args, env=env)
+        g.run(["checkout-index", "--force", "-z", "--stdin"], env=env, input=z(todo))
+    finally:
+        scratch.unlink(missing_ok=True)
+    return set(todo)

@@ -1,0 +1,272 @@
+"""``build_runtime``: the composition root - configuration, provider, session, the runtime, and
+what hangs off it (jobs, the freezer, tool sources, MCP, checkpoints). ``owltui.session.runtime.runtime``
+re-exports it (``from owltui.session.runtime.runtime import build_runtime, Options, Runtime``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from owltui.agent.agent import Agent
+from owltui.agent.history import History, MemoryHistory
+from owltui.agent.inbox import Inbox
+from owltui.agent.model import Model
+from owltui.agent.pause import GATE
+from owltui.agent.requirement import RequirementSlot
+from owltui.session.approvals import ApprovalBroker
+from owltui.session.checkpoints.rewind import STORE_NAME, Checkpointing
+from owltui.session.config import Config, ConfigError, load_config
+from owltui.session.redact import RedactingEmitter, RedactingResultStore, Redactor
+from owltui.session.runtime.options import Options
+from owltui.session.runtime.runtime import Runtime, Warn, context_window, resolve_model
+from owltui.session.store.sessions import find_session, latest_session
+from owltui.session.store.store import SessionStore
+
+if TYPE_CHECKING:
+    from owltui.session.runtime.sources import ToolSource
+    from owltui.tools.mcp.source import McpSource
+
+
+def _stderr_warn(text: str) -> None:
+    print(f"owltui: warning: {text}", file=sys.stderr)
+
+
+def _open_store(
+    options: Options, env: Mapping[str, str], label: str, redactor: Redactor, warn: Warn
+) -> SessionStore | None:
+    from owltui.session.paths import sessions_dir, sessions_root
+
+    workspace = options.workspace
+    if options.no_session:
+        if options.resume or options.continue_session:
+            raise ConfigError("--no-session cannot be combined with --continue or --resume.")
+        return None
+    if options.resume:
+        path = find_session(sessions_root(env), options.resume)
+        return SessionStore.open(path, redactor, warn)
+    if options.continue_session:
+        latest = latest_session(sessions_dir(workspace, env))
+        if latest is not None:
+            return SessionStore.open(latest, redactor, warn)
+        warn("no earlier session in this directory: starting a new one")
+    return SessionStore.create(sessions_dir(workspace, env), workspace, label, redactor)
+
+
+def _scrubbed(warn: Warn, redactor: Redactor) -> Warn:
+    def scrubbed(text: str) -> None:
+        warn(redactor.scrub(text))
+
+    return scrubbed
+
+
+def _rerun_asker(approvals: ApprovalBroker) -> Callable[[str, str, str], Awaitable[bool]]:
+    """``ctx.services["sandbox_rerun"]``: ask the user (never the rules, never ``--yes``) whether a
+    command the sandbox blocked may run once outside it. The request is a ``bash`` approval whose
+    arguments also carry ``sandbox: "off"`` and the reason."""
+
+    async def ask(call_id: str, command: str, reason: str) -> bool:
+        from types import SimpleNamespace
+
+        call = SimpleNamespace(
+            id=call_id, name="bash", arguments={"command": command, "sandbox": "off", "reason": reason}
+        )
+        return await approvals.ask(call) in ("allow", "always")
+
+    return ask
+
+
+def build_runtime(
+    options: Options,
+    *,
+    model: Model | None = None,
+    env: Mapping[str, str] | None = None,
+    warn: Warn | None = None,
+    tools: list[Any] | None = None,
+) -> Runtime:
+    """Everything wired; raises ConfigError / ProviderConfigError / SessionError with one clear sentence.
+
+    The composition root: configuration, provider, session, then the runtime itself, then what hangs
+    off it (jobs, tool sources). ``model`` overrides provider resolution (tests pass a ScriptedModel);
+    ``tools`` replaces the built-in sources (the tools of section 5 of the contract, ``task`` included).
+    """
+    from owltui.features.chat import chat_config
+    from owltui.features.compaction import compact_for_loop
+    from owltui.features.instructions import instructions_text
+    from owltui.policy.permissions.policy import PermissionPolicy
+    from owltui.policy.sandbox.kernel import SandboxPolicy
+    from owltui.session.paths import config_dir, data_dir
+    from owltui.session.runtime.sources import StaticSource, builtin_source, collect_tools, task_source
+    from owltui.tools.exec.freeze import Freezer
+    from owltui.tools.jobs.manager import JobManager
+
+    env = dict(os.environ if env is None else env)
+    redactor = Redactor.from_env(env, [options.base_url])
+    warn = _scrubbed(warn or _stderr_warn, redactor)
+    overrides: dict[str, Any] = {
+        "max_rounds": options.max_rounds,
+        "permission_mode": options.permission_mode,
+        "sandbox": options.sandbox,
+        "context_window": options.context_window,
+    }
+    config = load_config(env, overrides)
+    if options.yes and config.permission_mode != "read-only":  # --yes never widens read-only
+        config.permission_mode = "yolo"
+    workspace = options.workspace.resolve()
+    options.workspace = workspace
+    if model is None:
+        model, label = resolve_model(
+            config, env, provider=options.provider, model=options.model, base_url=options.base_url
+        )
+    else:
+        label = model.name
+    key, url = getattr(model, "api_key", None), getattr(model, "base_url", None)
+    redactor.add(key if isinstance(key, str) else None)  # the key in use, wherever it came from
+    redactor.add_urls(config.base_url, url if isinstance(url, str) else None)
+    store = _open_store(options, env, label, redactor, warn)
+    history: History = store if store is not None else MemoryHistory()
+    results = RedactingResultStore(
+        redactor, store.path.with_suffix("") / "results" if store is not None else None
+    )
+    sandbox = SandboxPolicy(
+        config.sandbox,
+        workspace,
+        writable=config.sandbox_writable,
+        network=config.sandbox_network,
+        env_keep=config.env_keep,
+        protected=[config_dir(env), data_dir(env)],
+    )
+    for note in sandbox.startup_notes():
+        warn(note)
+
+    emitter = RedactingEmitter(redactor)  # JSONL, RPC and the UI see scrubbed events
+    approvals = ApprovalBroker(emitter)
+    permissions = PermissionPolicy(
+        workspace,
+        config.permission_mode,
+        approvals.ask if options.interactive else None,
+        sandbox_enforced=lambda: sandbox.enforced,
+        sandbox_off=not sandbox.active,
+        config_dir=config_dir(env),
+    )
+    # the emitter: subagents report through it; sandbox and redactor: the processes tools start;
+    # permissions: subagents run under it; read_filter: read/grep/find leave denied files out
+    services: dict[str, Any] = {
+        "emitter": emitter,
+        "sandbox": sandbox,
+        "redactor": redactor,
+        "permissions": permissions,
+        "read_filter": permissions.read_denied,
+    }
+    if options.interactive:
+        services["sandbox_rerun"] = _rerun_asker(approvals)
+    notes = instructions_text(workspace, config_dir(env))
+    loop_config = chat_config(
+        model,
+        [],
+        workspace=workspace,
+        permission=permissions.check,
+        results=results,
+        services=services,
+        max_rounds=config.max_rounds,
+        steering=config.steering,
+        project_notes=notes,
+    )
+    # automatic compaction near the window (owltui.agent.context), written by the compaction feature
+    loop_config.context_window = context_window(config, model)
+    loop_config.compactor = compact_for_loop
+    loop_config.compaction_confirm = config.compaction_confirm
+    loop_config.follow_up_mode = config.follow_up_mode
+    agent = Agent(
+        loop_config, history, inbox=Inbox(), emitter=emitter, gate=GATE, requirement=RequirementSlot()
+    )
+    if store is not None:
+        if store.model != label and store.items():
+            store.record_model(label)
+        store.attach(agent.inbox)
+    runtime = Runtime(
+        agent=agent,
+        config=config,
+        options=options,
+        model_label=label,
+        store=store,
+        approvals=approvals,
+        permissions=permissions,
+        env=env,
+    )
+    runtime.sandbox = sandbox
+    runtime.jobs = services["jobs"] = JobManager(on_event=runtime.on_job, sandbox=sandbox, scrubber=redactor)
+    runtime.freezer = services["freezer"] = Freezer(GATE, runtime.jobs, enabled=config.pause_freeze)
+    runtime._unsubscribe.append(runtime.freezer.close)
+    runtime.checkpoints = _checkpointing(agent, config, options, store, redactor, env, warn)
+    if tools is None:
+        builtin = builtin_source()
+        sources: list[ToolSource] = [
+            builtin,
+            task_source(lambda: runtime.agent.config.model, builtin.tools(), workspace),
+        ]
+        runtime.mcp = _mcp_source(config, options, env, warn)
+        if runtime.mcp is not None:
+            sources.append(runtime.mcp)
+            agent.before_first_run = runtime.fix_tools  # MCP tools join before the first request
+    else:
+        sources = [StaticSource("given", tools)]
+    runtime.add_sources(sources)
+    agent.config.set_tools(collect_tools(runtime.sources))
+    return runtime
+
+
+def _mcp_source(config: Config, options: Options, env: Mapping[str, str], warn: Warn) -> McpSource | None:
+    """The session's MCP servers (``.mcp.json`` once approved, ``[mcp.servers.NAME]``,
+    ``--mcp-config FILE``); None when nothing is configured. Nothing starts here."""
+    workspace = options.workspace
+    if not config.mcp and options.mcp_config is None and not (workspace / ".mcp.json").is_file():
+        return None  # the common case: the MCP package is not even imported
+    from pydantic import ValidationError
+
+    from owltui.tools.mcp.config import McpConfigError, McpSettings
+    from owltui.tools.mcp.wiring import mcp_source
+
+    try:
+        settings = McpSettings.model_validate(config.mcp)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"[mcp] in the config file: {where}: {first['msg']}.") from None
+    from owltui.session.paths import data_dir
+
+    try:
+        return mcp_source(workspace, settings, options.mcp_config, env, warn, data_dir(env))
+    except McpConfigError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _checkpointing(
+    agent: Agent,
+    config: Config,
+    options: Options,
+    store: SessionStore | None,
+    redactor: Redactor,
+    env: Mapping[str, str],
+    warn: Warn,
+) -> Checkpointing | None:
+    """Checkpoints before each user turn (config ``checkpoints``): kept in the session directory, or
+    a temporary one with ``--no-session`` (none in print mode then: nothing could rewind them).
+    Nothing runs git here: the store is made and warmed in a worker thread once the runtime starts."""
+    if not config.checkpoints or (store is None and not options.interactive):
+        return None
+    directory = store.path.with_suffix("") / STORE_NAME if store is not None else None
+    cps = Checkpointing(
+        agent,
+        options.workspace,
+        directory,
+        max_file_bytes=config.checkpoint_max_file_bytes,
+        scrub=redactor.scrub,
+        env=env,
+        warn=warn,
+    )
+    agent.config.before_user_turn = cps.before_turn
+    agent.config.permission = cps.guard(agent.config.permission)  # no tool before the snapshot
+    return cps

@@ -1,0 +1,273 @@
+"""The ``bash`` tool: run a command in the user's shell, wait up to a cap, then hand it to the jobs.
+
+Commands run under the session's sandbox (``ctx.services["sandbox"]``, a ``SandboxPolicy``; without
+one, the default workspace-write policy for the workspace) with their output scrubbed by
+``ctx.services["redactor"]``. A command the sandbox stopped gets a result that says so, with
+``details["sandbox_blocked"] = True``. When the host offers ``ctx.services["sandbox_rerun"]`` (an
+``async (call_id, command, reason) -> bool`` that asks the user), a blocked command is re-run once
+outside the sandbox if the user agrees; ``run(..., sandboxed=False)`` does that directly. Neither is
+a parameter the model can set.
+
+While the pause gate is closed the command is frozen (``ctx.services["freezer"]``, a ``Freezer``) and
+its cap is measured on the freezer's clock, which stands still meanwhile. Processes the command
+leaves running (``&``, ``nohup``, ``setsid``) are listed as jobs when it ends (the result names them)
+and killed with it when it is cancelled. A result whose output spilled to a file keeps its status
+(exit code, "killed after", what is still running) at the end of that file, where the preview shows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+from pydantic import Field
+
+from owltui.agent.tool import ToolContext, ToolError, ToolOutput
+from owltui.policy.sandbox.kernel import SandboxPolicy
+from owltui.tools.base import Params
+from owltui.tools.exec.freeze import Freezer
+from owltui.tools.exec.proc import Proc, Scrubber, default_spill_dir
+from owltui.tools.exec.procfs import read_cmdline
+from owltui.tools.exec.reaper import REAPER, Escapee
+from owltui.tools.jobs.entries import escaped_note
+from owltui.tools.jobs.manager import JobManager
+from owltui.tools.jobs.tools import job_result
+
+Rerun = Callable[[str, str, str], Awaitable[bool]]
+
+LAUNCHERS = frozenset({"nohup", "setsid", "env", "nice", "ionice", "stdbuf", "chrt", "taskset"})
+EXEC_GRACE = 0.2
+
+DEFAULT_TIMEOUT = 90.0
+MAX_TIMEOUT = 600.0
+
+
+class BashParams(Params):
+    command: str = Field(description="The shell command to run (via `$SHELL -c`, in the workspace).")
+    timeout: float | None = Field(
+        None,
+        gt=0,
+        le=MAX_TIMEOUT,
+        description=f"Seconds to wait for the command (default {DEFAULT_TIMEOUT:.0f}, "
+        f"max {MAX_TIMEOUT:.0f}). A command still running then continues as a background job.",
+    )
+
+
+_default_policies: dict[Path, SandboxPolicy] = {}
+
+
+def sandbox_for(ctx: ToolContext) -> SandboxPolicy:
+    """The session's sandbox, or the default (workspace-write) one for a host that set none."""
+    policy = ctx.service("sandbox")
+    if isinstance(policy, SandboxPolicy):
+        return policy
+    policy = _default_policies.get(ctx.workspace)
+    if policy is None:
+        policy = _default_policies[ctx.workspace] = SandboxPolicy("workspace-write", ctx.workspace)
+    return policy
+
+
+def scrubber_for(ctx: ToolContext) -> Scrubber | None:
+    scrubber = ctx.service("redactor")
+    return scrubber if hasattr(scrubber, "scrub") and hasattr(scrubber, "longest") else None
+
+
+def _launching(esc: Escapee, proc: Proc) -> bool:
+    """Still a fork of the command's shell, or a launcher (``nohup``, ``setsid``) before its exec?"""
+    if esc.command == " ".join(proc.argv):
+        return True
+    first = esc.command.split(" ", 1)[0]
+    return first.rsplit("/", 1)[-1] in LAUNCHERS
+
+
+async def _let_escapees_exec(proc: Proc, within: float = EXEC_GRACE) -> None:
+    """What a command leaves running is often a fork that execs its program a moment after the
+    shell ended (``nohup x &``): give it that moment (at most ``within`` s), so the listing names
+    the program rather than the shell or the launcher."""
+    deadline = time.monotonic() + within
+    REAPER.scan()
+    while True:
+        pending = [e for e in REAPER.escapees(proc.token) if _launching(e, proc)]
+        if not pending or time.monotonic() >= deadline:
+            return
+        await anyio.sleep(0.005)
+        for esc in pending:
+            esc.command = read_cmdline(esc.pid)
+
+
+def _finished(proc: Proc, jobs: JobManager | None, killed_after: float | None = None) -> ToolOutput:
+    """The result of a command that ended (or was killed at its cap: ``killed_after`` seconds)."""
+    output = proc.sink.preview()
+    code = proc.exit_code
+    details: dict[str, object] = {"exit_code": code, "lines": proc.sink.lines, "chars": proc.sink.chars}
+    status: list[str] = []  # what must survive a spill: it also goes at the end of the file
+    words = [f"exit code {code}"]  # details["status"]: the loop shows it after a spilled preview
+    if killed_after is not None:
+        words.insert(0, f"killed after {killed_after:g} s")
+        status.append(f"[killed after {killed_after:g} s: the command did not finish within its time cap]")
+        details["killed_after"] = killed_after
+    if code != 0:
+        status.append(f"[exit code {code}]")
+    note = proc.sandbox_note() if code != 0 else None
+    if note:
+        status.append(note)
+        details["sandbox_blocked"] = True
+        details["sandbox_note"] = note
+    if jobs is not None:
+        entries = jobs.collect_escaped(proc)
+        if entries:
+            status.append(escaped_note(entries))
+            words.append(f"left running: {', '.join(f'job {e.id} (pid {e.pid})' for e in entries)}")
+            details["escaped"] = [{"job_id": e.id, "pid": e.pid, "command": e.command} for e in entries]
+    else:
+        REAPER.scan()
+        left = REAPER.escapees(proc.token)
+        if left:
+            status.append(escaped_note(left, managed=False))
+            words.append(f"left running: {', '.join(f'pid {e.pid}' for e in left)}")
+            details["escaped"] = [{"pid": e.pid, "command": e.command} for e in left]
+    details["status"] = ", ".join(words)
+    if status:
+        proc.sink.note_in_file("\n".join(status))
+    if code == 0 and not status:
+        return ToolOutput(
+            output if output.strip() else "(no output)", full_output=proc.sink.path, details=details
+        )
+    body = output.rstrip() if output.strip() else "(no output)"
+    body += ("\n\n" if output.strip() else "\n") + "\n".join(status)
+    if killed_after is not None:
+        body = f"The command did not finish within {killed_after:g} s and was killed.\n{body}"
+    return ToolOutput(
+        body, is_error=code != 0 or killed_after is not None, full_output=proc.sink.path, details=details
+    )
+
+
+class BashTool:
+    name = "bash"
+    description = (
+        "Run a shell command in the workspace and wait for it to finish (up to `timeout` seconds, default "
+        "90, max 600), so call it once rather than polling. Output (stdout and stderr) is returned; a "
+        "non-zero exit code is an error. A command still running at the timeout keeps running as a "
+        "background job: you get its id and the output so far, and you are told when it ends "
+        "(job_output waits for it, job_kill stops it)."
+    )
+    params = BashParams
+    read_only = False
+
+    async def run(self, args: BashParams, ctx: ToolContext, *, sandboxed: bool = True) -> ToolOutput:
+        """Run the command; ``sandboxed=False`` runs it outside the sandbox (only ever on the user's
+        word: the approved re-run of a blocked command)."""
+        if not args.command.strip():
+            raise ToolError("command is empty")
+        started = time.monotonic()
+        out = await self._run(args, ctx, sandboxed)
+        rerun = ctx.service("sandbox_rerun")
+        if not (
+            sandboxed and out.details.get("sandbox_blocked") and callable(rerun) and not ctx.cancel.cancelled
+        ):
+            return out
+        ask: Rerun = rerun
+        if not await ask(ctx.call_id, args.command, str(out.details.get("sandbox_note", ""))):
+            return out
+        timeout = args.timeout or DEFAULT_TIMEOUT
+        again = args.model_copy(update={"timeout": max(1.0, timeout - (time.monotonic() - started))})
+        if out.full_output is not None:  # only its preview is kept below
+            out.full_output.unlink(missing_ok=True)
+        second = await self._run(again, ctx, sandboxed=False)
+        second.content = (
+            f"[The sandbox blocked the command; the user approved one run outside it.]\n"
+            f"First run:\n{out.content}\n\nRun outside the sandbox:\n{second.content}"
+        )
+        second.details["rerun_outside_sandbox"] = True
+        return second
+
+    async def _run(self, args: BashParams, ctx: ToolContext, sandboxed: bool) -> ToolOutput:
+        jobs = ctx.service("jobs")
+        jobs = jobs if isinstance(jobs, JobManager) else None
+        freezer = ctx.service("freezer")
+        freezer = freezer if isinstance(freezer, Freezer) else None
+        clock = freezer.clock if freezer is not None else time.monotonic
+        cap = args.timeout or DEFAULT_TIMEOUT
+        left = ctx.cancel.time_left()
+        if left is not None:
+            cap = min(cap, left)
+        try:
+            proc = Proc(
+                args.command,
+                ctx.workspace,
+                jobs.spill_dir if jobs else default_spill_dir(),
+                sandbox=sandbox_for(ctx),
+                sandboxed=sandboxed,
+                scrubber=scrubber_for(ctx),
+            )
+        except OSError as exc:
+            raise ToolError(f"Could not start the shell: {exc}") from exc
+        if jobs is not None:
+            jobs.watch(proc)
+        handed_off = False
+        try:
+            with freezer.command(proc) if freezer is not None else contextlib.nullcontext():
+                async with anyio.create_task_group() as tg:
+
+                    async def watch() -> None:
+                        await ctx.cancel.wait()
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(watch)
+                    await self._follow(proc, ctx, clock() + cap, clock)
+                    tg.cancel_scope.cancel()
+            if proc.done:
+                await _let_escapees_exec(proc)
+                return _finished(proc, jobs)
+            if ctx.cancel.cancelled:
+                await proc.terminate()
+                proc.discard_output()
+                return ToolOutput(
+                    f"Cancelled ({ctx.cancel.reason}); the command's processes were killed.\n"
+                    + proc.sink.tail(40, 8000),
+                    is_error=True,
+                    details={"cancelled": True, "status": "cancelled, its processes were killed"},
+                )
+            if jobs is None:
+                await proc.terminate()
+                return _finished(proc, jobs, killed_after=cap)
+            job = jobs.adopt(proc)
+            handed_off = True
+            header = (
+                f"The command is still running after {cap:g} s; it continues as background job {job.id} "
+                f'(job_output {{"job_id": "{job.id}"}} waits for it, job_kill stops it).'
+            )
+            result = await job_result(job, header)
+            result.details["background"] = True
+            result.details["status"] = f"still running as job {job.id}"
+            return result
+        except BaseException:
+            if not handed_off:
+                await proc.terminate()
+                proc.discard_output()
+            raise
+        finally:
+            if not handed_off and not proc.done:
+                await proc.terminate()
+
+    @staticmethod
+    async def _follow(
+        proc: Proc, ctx: ToolContext, deadline: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        """Stream output to the progress callback until the command ends or the deadline (on
+        ``clock``) passes."""
+        version = 0
+        while True:
+            now = clock()
+            if proc.done or now >= deadline:
+                break
+            version = await proc.wait_change(version, deadline - now)
+            text = proc.sink.take_progress()
+            if text:
+                ctx.progress(text)
+        text = proc.sink.take_progress()
+        if text:
+            ctx.progress(text)

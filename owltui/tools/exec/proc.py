@@ -1,0 +1,370 @@
+"""Shell commands in their own process group: streamed, memory-bounded output, killable as a group.
+
+A reader thread pumps the pipe into an ``OutputSink`` (sanitised text with secrets scrubbed; spilled
+to a file once it passes the large-result limits, so a command printing 100 MB never sits in
+memory). The thread does not depend on any async scope, so a command can outlive the tool call
+that started it and become a background job.
+
+Every command gets a scrubbed environment (no API keys, tokens, passwords: ``sandbox.child_env``)
+and, unless started with ``sandboxed=False``, runs under the session's ``SandboxPolicy``.
+
+The first command makes OwlTUI the subreaper of what its tools start (``reaper``); each command
+carries its token (``OWLTUI_PROC``) so descendants that leave its process group (``setsid``) or
+outlive its shell (``&``, ``nohup``) are still known as its own: ``terminate`` kills them with the
+group, and the job manager lists those that outlive a finished command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol, TextIO
+
+import anyio
+
+from owltui.policy.sandbox.env import child_env
+from owltui.policy.sandbox.kernel import SandboxPolicy
+from owltui.text.sanitize import StreamSanitizer
+from owltui.tools.base import MAX_BYTES, MAX_LINES
+from owltui.tools.exec.procfs import MARK
+from owltui.tools.exec.reaper import REAPER, become_subreaper
+from owltui.tools.exec.signals import group_alive as group_alive
+from owltui.tools.exec.signals import signal_group
+
+KILL_GRACE = 2.0
+HEAD_CHARS, HEAD_LINES = 20_000, 800
+TAIL_CHARS, TAIL_LINES = 20_000, 800
+PROGRESS_CHARS = 64_000
+HOLD_CHARS = 256  # an unfinished line is held back this far so a secret split between reads is seen whole
+
+
+class Scrubber(Protocol):
+    """What a sink needs of the session's redactor (``ctx.services["redactor"]``)."""
+
+    @property
+    def longest(self) -> int: ...
+
+    def scrub(self, text: str) -> str: ...
+
+
+def default_spill_dir() -> Path:
+    return Path(tempfile.gettempdir()) / f"owltui-{os.getuid()}" / "output"
+
+
+def _last_lines(text: str, lines: int, chars: int) -> str:
+    text = text[-chars:]
+    parts = text.split("\n")
+    if len(parts) > lines + 1:
+        parts = parts[-(lines + 1) :]
+    return "\n".join(parts)
+
+
+def _first_lines(text: str, lines: int, chars: int) -> str:
+    text = text[:chars]
+    return "\n".join(text.split("\n")[:lines])
+
+
+class OutputSink:
+    """Thread-safe store of a command's sanitised output with bounded memory."""
+
+    def __init__(self, spill_dir: Path, scrubber: Scrubber | None = None) -> None:
+        self._lock = threading.Lock()
+        self._spill_dir = spill_dir
+        self._scrubber = scrubber
+        self._carry = ""
+        self._mem: list[str] = []
+        self._head = ""
+        self._tail = ""
+        self._progress: list[str] = []
+        self._progress_chars = 0
+        self._progress_dropped = 0
+        self._file: TextIO | None = None
+        self.path: Path | None = None
+        self.chars = 0
+        self.lines = 0
+
+    def _scrub(self, text: str, final: bool = False) -> str:
+        """Scrub ``text`` after what was held back; hold back the end of an unfinished line."""
+        assert self._scrubber is not None
+        text = self._scrubber.scrub(self._carry + text)
+        if final:
+            self._carry = ""
+            return text
+        hold = max(self._scrubber.longest - 1, HOLD_CHARS)
+        cut = text.rfind("\n") + 1
+        if len(text) - cut > hold:
+            cut = len(text) - hold
+        self._carry = text[cut:]
+        return text[:cut]
+
+    def write(self, text: str) -> None:
+        if self._scrubber is not None and text:
+            text = self._scrub(text)
+        self._commit(text)
+
+    def _commit(self, text: str) -> None:
+        if not text:
+            return
+        with self._lock:
+            self.chars += len(text)
+            self.lines += text.count("\n")
+            if self._progress_chars < PROGRESS_CHARS:
+                self._progress.append(text)
+                self._progress_chars += len(text)
+            else:
+                self._progress_dropped += len(text)
+            if len(self._head) < HEAD_CHARS:
+                self._head += text[: HEAD_CHARS - len(self._head)]
+            self._tail += text
+            if len(self._tail) > 2 * TAIL_CHARS:
+                self._tail = self._tail[-TAIL_CHARS:]
+            if self._file is not None:
+                self._file.write(text)
+                return
+            self._mem.append(text)
+            if self.chars > MAX_BYTES or self.lines > MAX_LINES:
+                self._spill()
+
+    def _spill(self) -> None:
+        self._spill_dir.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix="bash-", suffix=".log", dir=self._spill_dir)
+        self._file = os.fdopen(fd, "w", encoding="utf-8", errors="replace")
+        self.path = Path(name)
+        self._file.write("".join(self._mem))
+        self._mem = []
+
+    def close(self) -> None:
+        if self._carry:
+            self._commit(self._scrub("", final=True))
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+
+    def note_in_file(self, note: str) -> None:
+        """Append ``note`` (the exit code, what is still running) at the end of the spilled file,
+        on a line of its own: whoever shows the file's tail in place of ``preview`` shows it too.
+        Nothing happens when the output did not spill."""
+        with self._lock:
+            if self.path is None:
+                return
+            sep = "" if not self._tail or self._tail.endswith("\n") else "\n"
+            with contextlib.suppress(OSError), self.path.open("a", encoding="utf-8", errors="replace") as fh:
+                fh.write(f"{sep}\n{note.strip()}\n")
+
+    def take_progress(self) -> str:
+        with self._lock:
+            text = "".join(self._progress)
+            if self._progress_dropped:
+                text += f"\n… ({self._progress_dropped} characters not shown)\n"
+            self._progress, self._progress_chars, self._progress_dropped = [], 0, 0
+        return text
+
+    def preview(self) -> str:
+        """All of the output when small, else its head and tail with a notice between them."""
+        with self._lock:
+            if self.path is None:
+                return "".join(self._mem)
+            head = _first_lines(self._head, HEAD_LINES, HEAD_CHARS)
+            tail = _last_lines(self._tail, TAIL_LINES, TAIL_CHARS)
+            chars, lines = self.chars, self.lines
+        return (
+            f"{head}\n\n[… output is {lines} lines / {chars} characters; showing the first "
+            f"{head.count(chr(10)) + 1} and last {tail.count(chr(10)) + 1} lines; the whole output is "
+            f"saved …]\n\n{tail}"
+        )
+
+    def tail(self, lines: int = 20, chars: int = 2000) -> str:
+        with self._lock:
+            source = self._tail if self.path is not None else "".join(self._mem)
+        return _last_lines(source.rstrip("\n"), lines - 1, chars)
+
+
+def _shell() -> str:
+    shell = os.environ.get("SHELL") or ""
+    return shell if shell and os.path.isfile(shell) and os.access(shell, os.X_OK) else "/bin/bash"
+
+
+class Proc:
+    """One running shell command. ``version`` changes whenever output arrives or the command ends."""
+
+    def __init__(
+        self,
+        command: str,
+        cwd: Path,
+        spill_dir: Path | None = None,
+        *,
+        sandbox: SandboxPolicy | None = None,
+        sandboxed: bool = True,
+        scrubber: Scrubber | None = None,
+    ) -> None:
+        """``sandbox`` confines the command (None: no sandbox, as does ``sandboxed=False`` — the
+        one-off re-run the user approved); its ``env_keep`` applies either way."""
+        env = sandbox.child_env() if sandbox is not None else child_env(os.environ)
+        env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+        become_subreaper()
+        self.token = REAPER.token()
+        env[MARK] = self.token
+        self.command = command
+        self.cwd = cwd
+        self.sandbox = sandbox if sandboxed and sandbox is not None and sandbox.enforced else None
+        preexec = self.sandbox.preexec(cwd) if self.sandbox is not None else None
+        self.sink = OutputSink(spill_dir or default_spill_dir(), scrubber)
+        self.started = time.time()
+        self.exit_code: int | None = None
+        self.killed = False
+        self._cond = threading.Condition()
+        self._version = 0
+        self._done = False
+        self._listeners: list[Callable[[Proc], None]] = []
+        self.argv = [_shell(), "-c", command]
+        self._popen = subprocess.Popen(
+            self.argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+            bufsize=0,
+            preexec_fn=preexec,
+        )
+        self.pid = self.pgid = self._popen.pid
+        REAPER.register(self.token, self)
+        self._thread = threading.Thread(target=self._pump, name=f"owltui-proc-{self.pid}", daemon=True)
+        self._thread.start()
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    @property
+    def shell_reaped(self) -> bool:
+        """The shell's exit status was collected (by its ``Popen``): its pid is no longer ours."""
+        return self._popen.returncode is not None
+
+    def _bump(self) -> None:
+        with self._cond:
+            self._version += 1
+            self._cond.notify_all()
+
+    def _pump(self) -> None:
+        assert self._popen.stdout is not None
+        fd = self._popen.stdout.fileno()
+        decoder = StreamSanitizer()
+        exited_at: float | None = None
+        # a pidfd turns readable when the shell exits: no 50 ms select slice is lost when a
+        # background process it left keeps the pipe open (Linux 5.3+; else poll() every slice)
+        pidfd = -1
+        with contextlib.suppress(AttributeError, OSError):
+            pidfd = os.pidfd_open(self._popen.pid)
+        watch = [fd, pidfd] if pidfd >= 0 else [fd]
+        try:
+            while True:
+                ready, _, _ = select.select(watch, [], [], 0.05)
+                got = fd in ready
+                if got:
+                    data = os.read(fd, 1 << 16)
+                    if not data:
+                        break
+                    self.sink.write(decoder.feed(data))
+                    self._bump()
+                if exited_at is None and self._popen.poll() is not None:
+                    exited_at = time.monotonic()
+                    if pidfd >= 0:
+                        watch = [fd]
+                # The shell has ended: a background grandchild may still hold the pipe open; drain
+                # what is there, then stop reading.
+                if exited_at is not None and (not got or time.monotonic() - exited_at > 0.5):
+                    break
+        except OSError:
+            pass
+        finally:
+            if pidfd >= 0:
+                os.close(pidfd)
+            self.sink.write(decoder.close())
+            code = self._popen.wait()
+            self.sink.close()
+            with contextlib.suppress(OSError):
+                self._popen.stdout.close()
+            with self._cond:
+                self.exit_code = 128 - code if code < 0 else code
+                self._done = True
+                listeners, self._listeners = self._listeners, []
+                self._version += 1
+                self._cond.notify_all()
+            for listener in listeners:
+                with contextlib.suppress(Exception):
+                    listener(self)
+
+    def add_exit_listener(self, listener: Callable[[Proc], None]) -> bool:
+        """Call ``listener(proc)`` from the reader thread when the command ends. False (and not
+        registered) when it has already ended."""
+        with self._cond:
+            if self._done:
+                return False
+            self._listeners.append(listener)
+            return True
+
+    def wait_change_sync(self, version: int, timeout: float) -> int:
+        with self._cond:
+            self._cond.wait_for(lambda: self._version != version or self._done, timeout)
+            return self._version
+
+    async def wait_change(self, version: int, within: float) -> int:
+        """Wait (at most ``within`` s, in short slices so an abandoned wait ends soon) for news."""
+        return await anyio.to_thread.run_sync(
+            self.wait_change_sync, version, max(0.0, min(within, 0.25)), abandon_on_cancel=True
+        )
+
+    async def wait(self, within: float | None = None, clock: Callable[[], float] = time.monotonic) -> bool:
+        """Wait until the command ends or ``within`` seconds pass on ``clock`` (a clock that stops
+        while processes are frozen extends the wait by the pause); True when it ended."""
+        deadline = None if within is None else clock() + within
+        version = -1
+        while not self._done:
+            left = 0.25 if deadline is None else deadline - clock()
+            if left <= 0:
+                break
+            version = await self.wait_change(version, left)
+        return self._done
+
+    def signal(self, sig: int) -> None:
+        signal_group(self.pgid, sig)
+
+    def terminate_sync(self, grace: float = KILL_GRACE) -> float:
+        """TERM the group and every process that escaped it (then CONT: a frozen command sees the
+        TERM), KILL what is left after ``grace`` s; returns the seconds it took (blocking)."""
+        self.killed = True
+        return REAPER.terminate_sync([self.pgid], lambda: REAPER.tree(self.token), grace)
+
+    async def terminate(self, grace: float = KILL_GRACE) -> float:
+        """``terminate_sync`` off the event loop; safe to call under cancellation."""
+        took = 0.0
+        with anyio.CancelScope(shield=True):
+            self.killed = True
+            took = await anyio.to_thread.run_sync(self.terminate_sync, grace)
+            await self.wait(1.0)
+        return took
+
+    def sandbox_note(self) -> str | None:
+        """After a failure: the sentence saying the sandbox refused a write (None if it did not)."""
+        if self.sandbox is None or not self.done or self.exit_code == 0:
+            return None
+        return self.sandbox.explain(self.sink.preview(), self.cwd)
+
+    def discard_output(self) -> None:
+        """Delete the spill file (a cancelled command's output goes nowhere)."""
+        if self.sink.path is not None:
+            with contextlib.suppress(OSError):
+                self.sink.path.unlink()

@@ -1,0 +1,2 @@
+"""Search tools: ``grep``, ``find`` and ``ls`` on ripgrep (``rg``), their globs and the streamed
+grep output reader."""

@@ -1,0 +1,130 @@
+"""Start-up and shutdown of the TUI, and the agent events' way in: ``Lifecycle`` (held by the app
+as ``app.life``) subscribes the presenter to the host, holds the runtime open in a worker until
+shutdown, and buffers agent events (from the agent's task) to be drawn in one batch by
+``FlushEvents``."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+
+import anyio
+from textual.message import Message
+from textual.worker import Worker
+
+from owltui.agent import events as ev
+from owltui.ui.control.app_api import OwlAppApi
+from owltui.ui.control.input_routing import on_send
+from owltui.ui.control.interrupt import watch_interrupts
+from owltui.ui.control.presenter import Presenter
+from owltui.ui.control.transcript import draw_history
+from owltui.ui.widgets.prompt_input import PromptInput
+
+
+class FlushEvents(Message):
+    """Agent events are buffered by the listener and drawn in one batch by this message."""
+
+
+class Lifecycle:
+    """Set-up, the runtime's worker, shutdown and the event buffer of one app."""
+
+    def __init__(
+        self, app: OwlAppApi, *, keymap: dict[str, str], max_blocks: int | None, cursor_blink: bool
+    ) -> None:
+        self._app = app
+        self._keymap = keymap
+        self._max_blocks = max_blocks
+        self._cursor_blink = cursor_blink
+        self._events: list[ev.Event] = []
+        self._flush_posted = False
+        self._unsubscribe: list[Callable[[], None]] = []
+        self._runtime_worker: Worker[None] | None = None
+        self._close_event: anyio.Event | None = None
+        self.quitting = False
+
+    def alive(self) -> bool:
+        return self._app.presenter is not None and not self.quitting
+
+    async def setup(self) -> None:
+        """Called once the main screen is composed: subscribe, then start the runtime."""
+        app = self._app
+        if self._keymap:
+            app.set_keymap(self._keymap)
+        rt, main = app.runtime, app.main
+        stats = rt.stats  # counting from now on, and before the presenter listens to the same sources
+        if self._max_blocks:
+            main.conversation.max_blocks = self._max_blocks
+        p = app.presenter = Presenter(
+            rt,
+            stats,
+            conversation=main.conversation,
+            status=main.status,
+            queue=main.queue_panel,
+            banner=main.banner,
+            later=app.call_later,
+            alive=self.alive,
+        )
+        resumed = await draw_history(app)
+        if resumed:
+            n = len(app.agent.history.items())
+            await p.notice(f"resumed session {rt.session_id} ({n} message{'s' if n != 1 else ''})")
+        self._unsubscribe += [
+            rt.emitter.subscribe(self.on_event),
+            rt.inbox.subscribe(lambda *_: p.queue_changed()),
+            rt.gate.subscribe(p.gate_changed),
+            rt.approvals.subscribe(p.approval_changed),
+            rt.approvals.subscribe(lambda *_: app.refresh_bindings()),
+        ]
+        self._unsubscribe.append(watch_interrupts(app))  # what still runs after an abort
+        rt.requirement.subscribe(p.requirement_changed)
+        app.agent.on_running(lambda _running: p.redraw_status())
+        app.notices += app.theme_warnings
+        while app.notices:
+            await p.notice(app.notices.pop(0), "warning")
+        p.queue_changed()
+        p.gate_changed()
+        app.input.cursor_blink = self._cursor_blink
+        app.input.focus()
+        self._runtime_worker = app.run_worker(self._hold_runtime(), name="runtime", exit_on_error=False)
+
+    async def _hold_runtime(self) -> None:
+        app = self._app
+        self._close_event = anyio.Event()
+        async with app.runtime:
+            # start-up objects (modules, styles, widgets) move out of the collector's reach: a full
+            # collection mid-stream would otherwise walk them all (50-70 ms, a visible hitch)
+            gc.freeze()
+            first, second, _third = gc.get_threshold()
+            gc.set_threshold(first, second, 50)  # and run about 5x rarer (each walks what streaming kept)
+            app.ready = True
+            if app.initial_prompt:
+                app.agent.prompt(app.initial_prompt)
+            for text, lane in app.take_boot_sent():  # typed on the first frame: sent as if now
+                await on_send(app, PromptInput.Send(text, lane))
+            if not self.quitting:
+                await self._close_event.wait()
+
+    async def shutdown(self) -> None:
+        """Abort the run, close the runtime (kills jobs, closes the session)."""
+        self.quitting = True
+        if self._close_event is not None:
+            self._close_event.set()
+        if self._runtime_worker is not None:
+            await self._runtime_worker.wait()
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._unsubscribe.clear()
+
+    def on_event(self, event: ev.Event) -> None:
+        """Called synchronously from the agent's task: buffer and schedule, never block."""
+        self._events.append(event)
+        if not self._flush_posted:
+            self._flush_posted = True
+            self._app.post_message(FlushEvents())
+
+    async def flush(self) -> None:
+        """Draw the buffered events (on ``FlushEvents``)."""
+        self._flush_posted = False
+        batch, self._events = self._events, []
+        if self._app.presenter is not None and self.alive():
+            await self._app.presenter.show(batch)

@@ -1,0 +1,71 @@
+"""The transcript and the command replies: ``show`` draws what a command answered (a notice, a
+picker, a redraw when the session switched or forked, then what it finishes later),
+``draw_history`` draws the welcome line and the conversation so far (folded: ``-c``, ``--resume``,
+``/sessions``, ``/new``, a rewind)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from owltui.session.commands.spec import Reply
+from owltui.session.describe import model_display
+from owltui.ui.boot import home_relative
+from owltui.ui.control.app_api import OwlAppApi
+from owltui.ui.widgets.blocks import WelcomeBlock
+from owltui.ui.widgets.picker import PickerScreen, pick_options
+from owltui.ui.widgets.rewind_picker import pick_rewind
+
+
+def welcome(app: OwlAppApi) -> str:
+    rt = app.runtime
+    workspace = getattr(rt, "workspace", None) or app.agent.config.workspace
+    sid = rt.session_id
+    session = f"session {sid}" if sid else "session not saved"
+    return (
+        f"OwlTUI · {model_display(rt.model_label)} · {home_relative(Path(workspace))} · {session} · "
+        "/help for commands and keys"
+    )
+
+
+async def draw_history(app: OwlAppApi) -> bool:
+    """The welcome line, then the conversation so far (a resumed session, a rewind); whether
+    there was one."""
+    p = app.presenter
+    if p is None:
+        return False
+    await app.conversation.add(WelcomeBlock(welcome(app)))
+    history = app.agent.history
+    items = history.items()
+    if not items:
+        return False
+    compaction = getattr(history, "compaction", None)
+    await p.replay(items, compaction() if callable(compaction) else None)
+    app.conversation.follow()  # the end of it in view, as its answers render
+    return True
+
+
+async def show(app: OwlAppApi, reply: Reply) -> None:
+    """Show a command's reply."""
+    p = app.presenter
+    if p is None:
+        return
+    if reply.clear_view:
+        await p.reset()
+        await draw_history(app)
+    pick = reply.pick
+    if pick is None:
+        await p.say(reply.notice)
+    elif pick.command == "rewind":  # which checkpoint, then files / conversation / both
+        pick_rewind(app, pick)
+    else:  # the picker shows what the text lists (the text is for front ends without one)
+
+        def chosen(choice: str | None) -> None:
+            if choice:
+                app.call_later(app.run_line, f"/{pick.command} {choice}")
+
+        app.push_screen(
+            PickerScreen(pick.title, pick_options(pick), highlight=pick.highlight, note=pick.note), chosen
+        )
+    if reply.then is not None:
+        app.finish(reply.then)
+    p.redraw_status()  # a command may have changed what it shows (the model, the session)

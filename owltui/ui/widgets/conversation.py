@@ -1,0 +1,55 @@
+"""The scrolling conversation: follows the bottom while streaming, prunes old blocks in long sessions."""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+
+from owltui.ui import look
+from owltui.ui.widgets.blocks import AssistantBlock, NoticeBlock
+
+MAX_BLOCKS = 400
+
+
+class ConversationView(VerticalScroll, can_focus=False):
+    DEFAULT_CSS = look.rules("ConversationView", look.CONVERSATION)
+
+    def __init__(self, max_blocks: int = MAX_BLOCKS, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.max_blocks = max_blocks
+        self.pruned = 0
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    @property
+    def following(self) -> bool:
+        return self.is_anchored and not self._anchor_released
+
+    def follow(self) -> None:
+        """Re-attach to the bottom (after the user scrolled up)."""
+        self._anchor_released = False
+        self.anchor()
+
+    async def add(self, widget: Widget) -> Widget:
+        await self.mount(widget)
+        await self._prune()
+        return widget
+
+    async def _prune(self) -> None:
+        blocks = [c for c in self.children if not isinstance(c, NoticeBlock) or not c.has_class("-pruned")]
+        extra = len(blocks) - self.max_blocks
+        if extra <= 0:
+            return
+        victims = [c for c in blocks[:extra] if not (isinstance(c, AssistantBlock) and not c.done)]
+        if not victims:
+            return
+        self.pruned += len(victims)
+        await self.remove_children(victims)
+        marker = self.query(".-pruned")
+        if marker:
+            marker.first(NoticeBlock).update(f"… {self.pruned} earlier blocks pruned")
+        else:
+            note = NoticeBlock(f"… {self.pruned} earlier blocks pruned")
+            note.add_class("-pruned")
+            await self.mount(note, before=0)

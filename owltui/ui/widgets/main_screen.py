@@ -1,0 +1,84 @@
+"""``MainScreen``: the layout of the TUI (conversation, pause banner, queue panel, completions,
+input, status bar, footer) and the screen's key bindings, which call the app's actions. Once
+composed it asks its owner (the app, seen through ``ScreenOwner``) to set up."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from owltui.session.commands.host import Host
+from owltui.session.commands.layer import Commands
+from owltui.ui.widgets.conversation import ConversationView
+from owltui.ui.widgets.pause_banner import PauseBanner
+from owltui.ui.widgets.prompt_input import CompletionList, MentionSource, PromptInput
+from owltui.ui.widgets.queue_panel import QueuePanel
+from owltui.ui.widgets.status_bar import StatusBar
+
+
+class ScreenOwner(Protocol):
+    """What the main screen uses of the app."""
+
+    runtime: Host
+    commands: Commands
+    clock: Callable[[], float]
+
+    @property
+    def input_history(self) -> Any: ...
+
+    def paused_elapsed(self) -> float: ...
+
+    def mention_source(self) -> MentionSource | None: ...
+
+    async def setup(self) -> None: ...
+
+
+class MainScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape", "app.abort", "Abort", priority=True, id="abort"),
+        Binding("ctrl+c", "app.ctrl_c", "Abort/clear/quit", priority=True, show=False, id="clear"),
+        Binding("ctrl+d", "app.ctrl_d", "Quit", priority=True, show=False, id="eof"),
+        Binding("f2", "app.toggle_pause", "Pause/resume", id="pause"),
+        Binding("ctrl+t", "app.pick_requirement", "Require tool", id="require"),
+        Binding("ctrl+g", "app.focus_approval", "Approval", priority=True, id="approve"),
+        Binding("ctrl+end,f4", "app.follow", "Follow", show=False, id="follow"),
+        Binding("pageup", "app.scroll('up')", "Scroll up", show=False, priority=True, id="scroll_up"),
+        Binding("pagedown", "app.scroll('down')", "Scroll down", show=False, priority=True, id="scroll_down"),
+        Binding("ctrl+r", "app.history_search", "History", show=False, id="history_search"),
+        Binding("ctrl+o", "app.toggle_tool", "Expand/collapse", show=False, id="toggle_tool"),
+        Binding("f3", "app.focus_queue", "Queue", show=False, id="queue"),  # issue 14: select queued messages
+        Binding("ctrl+s", "app.steer_now", "Steer now", show=False, priority=True, id="steer_now"),
+    ]
+
+    def __init__(self, app: ScreenOwner) -> None:
+        super().__init__()
+        self.conversation = ConversationView(id="conversation")
+        self.banner = PauseBanner(app.runtime.gate, app.paused_elapsed, id="banner")
+        self.queue_panel = QueuePanel(id="queue")
+        self.completions = CompletionList(id="completions")
+        self.input = PromptInput(
+            self.completions,
+            complete=app.commands.complete,
+            mentions=app.mention_source(),
+            input_history=app.input_history,
+            id="input",
+        )
+        self.status = StatusBar(id="status", clock=app.clock)
+        self._owl = app
+
+    def compose(self) -> ComposeResult:
+        yield self.conversation
+        yield self.banner
+        yield self.queue_panel
+        yield self.completions
+        yield self.input
+        yield self.status
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        await self._owl.setup()
