@@ -1,1 +1,2 @@
-"""Non-interactive front ends: print mode (``-p``) and RPC mode (``--rpc``)."""
+"""Non-interactive front ends: print mode (``-p``), RPC mode (``--rpc``) and playbook runs, and the
+JSON-lines writer they share."""

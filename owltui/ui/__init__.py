@@ -1,2 +1,3 @@
-"""The Textual front end: ``app`` (``OwlApp``, ``run_tui``) and the widgets, screens and helpers it is
-made of (each module says what it owns)."""
+"""The interactive front ends: the Textual TUI (``app``, its first frame ``boot``, ``launch``), its
+controllers (``control``), widgets (``widgets``) and themes (``themes``), and plain mode
+(``plain``, prompt-toolkit)."""
