@@ -1,4 +1,4 @@
-"""Agent events (CONTRACTS section 3) and the one emitter every front end subscribes to.
+"""Agent events (the wire contract of print mode and RPC) and the one emitter every front end subscribes to.
 
 Events are pydantic models with a ``type`` field; ``event.model_dump(mode="json", exclude_none=True)``
 is the wire form used by print mode's JSONL and RPC. Subscriber exceptions never reach the loop.
@@ -47,11 +47,15 @@ class AgentStart(Event):
 
 
 class TurnStart(Event):
+    """A round begins (one model request and its tool calls: the wire name keeps an older word)."""
+
     type: Literal["turn_start"] = "turn_start"
     round: int
 
 
 class TurnEnd(Event):
+    """A round ends (one model request and its tool calls: the wire name keeps an older word)."""
+
     type: Literal["turn_end"] = "turn_end"
     round: int
 
@@ -174,7 +178,7 @@ class CompactionStart(Event):
 
 
 class Compaction(Event):
-    """The history was summarised (CONTRACTS section 6): token estimates before and after."""
+    """The history was summarised: token estimates before and after."""
 
     type: Literal["compaction"] = "compaction"
     reason: CompactionReason

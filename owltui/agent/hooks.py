@@ -2,8 +2,9 @@
 
 Hooks never edit the history; they say what the loop should do and the loop applies it, keeping one
 result attached to every call. Points: round start, before the model call, after the model's
-response (before tools), after tool results, before yield (the stop boundary, once per logical
-stop), and turn end. Default hooks do nothing.
+response (before tools), after tool results, before yield (the stop boundary, once per stop), and
+turn end (once, when the run's last turn is over; not after an abort, an error or ``end_with``).
+Default hooks do nothing.
 """
 
 from __future__ import annotations

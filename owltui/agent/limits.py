@@ -2,7 +2,7 @@
 
 A limit can say three things: the tool choice for the next model call, the fallback answer if
 that call comes back empty, and the reason the run ends. It may also listen at a few fixed points
-(run start, logical turn, round start, a response's calls, the end of a batch). The base class
+(run start, turn start, round start, a response's calls, the end of a batch). The base class
 answers "no say" everywhere, so a limit overrides only what its rule needs, and a new limit (a cost
 budget, say) is one new subclass added to ``standard_limits``. Limits get what they use (emitter,
 ledger, the requirement slot, a way to post input) when built and never see the loop.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -31,7 +31,9 @@ from owltui.agent.model import ForceTool, ToolChoice
 from owltui.agent.requirement import MAX_ESCALATIONS, RequirementSlot, SoftRequirement
 from owltui.agent.state import End, EndRun, RunState
 
-Post = Callable[[UserMessage], None]  # input for the next round (delivered at its start)
+Post = Callable[[UserMessage], None]  # input for the next round (delivered before its model call)
+Said = TypeVar("Said")
+Screen = Callable[[list[ToolCall]], tuple[list[ToolCall], bool]]  # a response's calls -> (may run, go again)
 
 
 class Limit:
@@ -42,7 +44,7 @@ class Limit:
         return None
 
     def turn(self) -> None:
-        """A logical turn begins: the run starts, or the user spoke at the stop boundary."""
+        """A turn begins: the run starts, or input in a user lane opens one at the stop boundary."""
 
     def round(self, st: RunState) -> None:
         """A round begins: its outside input is in the history, its model call is next."""
@@ -80,7 +82,8 @@ class Limit:
 
 
 class RoundLimit(Limit):
-    """N rounds per logical turn, then one more call, the wrap-up: tools off, never empty."""
+    """N rounds per turn (counted again when the user steers), then one more round, the wrap-up:
+    tools off, never empty."""
 
     def __init__(self, max_rounds: int) -> None:
         self.max_rounds = max_rounds
@@ -292,17 +295,17 @@ class Limits:
             base = getattr(Limit, name)
             return tuple(getattr(lim, name) for lim in self.all if getattr(type(lim), name) is not base)
 
-        self._start = answering("start")
-        self._turn = answering("turn")
-        self._round = answering("round")
-        self._choice = answering("choice")
-        self._skip = answering("skip")
-        self._fallback = answering("fallback")
-        self._screen = answering("screen")
-        self._refuse = answering("refuse")
-        self._settle = answering("settle")
-        self._end = answering("end")
-        self._cut = answering("cut")
+        self._start: tuple[Callable[[CancelToken], float | None], ...] = answering("start")
+        self._turn: tuple[Callable[[], None], ...] = answering("turn")
+        self._round: tuple[Callable[[RunState], None], ...] = answering("round")
+        self._choice: tuple[Callable[[], ToolChoice | None], ...] = answering("choice")
+        self._skip: tuple[Callable[[], str | None], ...] = answering("skip")
+        self._fallback: tuple[Callable[[], str | None], ...] = answering("fallback")
+        self._screen: tuple[Screen, ...] = answering("screen")
+        self._refuse: tuple[Callable[[RunState, ToolCall], str | None], ...] = answering("refuse")
+        self._settle: tuple[Callable[[bool], None], ...] = answering("settle")
+        self._end: tuple[Callable[[], End | None], ...] = answering("end")
+        self._cut: tuple[Callable[[], End | None], ...] = answering("cut")
 
     def start(self, cancel: CancelToken) -> float:
         times = [t for fn in self._start if (t := fn(cancel)) is not None]
@@ -339,7 +342,7 @@ class Limits:
 
     def refuse(self, st: RunState, call: ToolCall) -> str | None:
         for fn in self._refuse:
-            why: str | None = fn(st, call)
+            why = fn(st, call)
             if why:
                 return why
         return None
@@ -355,7 +358,8 @@ class Limits:
         return _first(self._cut)
 
 
-def _first(fns: tuple[Any, ...]) -> Any:
+def _first(fns: Sequence[Callable[[], Said | None]]) -> Said | None:
+    """The first answer that is not "no say"."""
     for fn in fns:
         said = fn()
         if said is not None:

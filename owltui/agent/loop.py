@@ -6,10 +6,15 @@ queued steering and asides — or, when no steering is queued, the first follow-
 ``follow_up_mode = "all"``) — and go round again if any arrived: steering is answered before a
 follow-up is delivered, and each follow-up is its own turn.
 
-Lane timing: queued input is taken from the inbox at the last moment before it goes into the
-history, after the pause gate's parking spot, so a message stays listed and editable while the run
-is parked. Every ``turn_start`` has its ``turn_end``, when a round is cut by an abort, a model
-error or a limit too.
+Two words: a *round* is one model request and its tool calls; a *turn* is one user input until the
+stop boundary (a run holds one or more turns, a turn one or more rounds). The ``turn_start`` and
+``turn_end`` events, older than these words, mark rounds: every ``turn_start`` has its
+``turn_end``, when a round is cut by an abort, a model error or a limit too. ``RunState.round``
+counts rounds since the turn began or the user last spoke (the round limit's count).
+
+Lane timing: outside input waits in the intake (``intake.py``, its contract) and queued input is
+taken from the inbox at the last moment before it goes into the history, after the pause gate's
+parking spot, so a message stays listed and editable while the run is parked.
 
 The rules live once, in named pieces the loop asks at fixed points: the ledger (one result for
 every call on every path), the batch (pre-execution checks in order: cap -> expansion ->
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 
@@ -51,10 +56,11 @@ from owltui.agent.events import (
 )
 from owltui.agent.history import History
 from owltui.agent.hooks import Directive
-from owltui.agent.inbox import LANES, Inbox, Queued, QueueLane
+from owltui.agent.inbox import Inbox
+from owltui.agent.intake import Intake
 from owltui.agent.ledger import Ledger
 from owltui.agent.limits import Limits, standard_limits
-from owltui.agent.messages import AssistantMessage, Item, ToolCall, UserMessage
+from owltui.agent.messages import USER_LANES, AssistantMessage, Item, ToolCall, UserMessage
 from owltui.agent.model import (
     MessageAssembler,
     ModelRequest,
@@ -68,9 +74,7 @@ from owltui.agent.pause import GATE, PauseGate, park
 from owltui.agent.requirement import RequirementSlot
 from owltui.agent.state import Aborted, End, EndRun, RunOutcome, RunState
 
-__all__ = ["USER_LANES", "Loop"]
-
-USER_LANES = frozenset({"user", "steer", "follow_up"})
+__all__ = ["Loop"]
 
 
 class Loop:
@@ -100,16 +104,14 @@ class Loop:
             run_id=uuid.uuid4().hex[:12], config=config, history=history, cancel=self.cancel
         )
         self._agent = None if config.name == "main" else config.name
-        self._pending: list[Item] = []  # input for the next round; only ever changed in place
-        self._taken: dict[int, Queued] = {}  # id(message) -> its inbox record, until delivered
-        self._due: Literal["", "steer", "batch", "stop"] = ""  # what the next round takes after its park
-        self._turn_open = False  # a turn_start without its turn_end yet
-        self._turn_from = 0  # index in the history where the current logical turn began
+        self.intake = Intake(inbox, self.cancel, all_follow_ups=config.follow_up_mode == "all")
+        self._round_open = False  # a round's turn_start without its turn_end yet
+        self._turn_from = 0  # index in the history where the current turn began
         # automatic compaction, when the feature gave a window and a compactor
         self.budget = (budget or ContextBudget()) if config.context_window and config.compactor else None
         self.ledger = Ledger(history, self._emit)
         limits, self.directed = standard_limits(
-            config, slot=self.slot, emit=self._emit, ledger=self.ledger, post=self._pending.append
+            config, slot=self.slot, emit=self._emit, ledger=self.ledger, post=self.intake.post
         )
         self.limits = Limits(limits)
         self.batch = Batch(
@@ -131,7 +133,7 @@ class Loop:
     def _apply(self, d: Directive | None) -> Directive | None:
         if d is None:
             return None
-        self._pending.extend(d.append)
+        self.intake.post(*d.append)
         if d.tools_off:
             self.directed.tools_off = True
         if d.force_tool:
@@ -143,65 +145,31 @@ class Loop:
             raise EndRun("done")
         return d
 
-    def _deliver_pending(self) -> None:
-        st = self.state
-        for item in self._pending:
+    def _deliver(self, items: Sequence[Item]) -> None:
+        """Outside input into the history, each message announced; the user's own words restart the
+        round count."""
+        for item in items:
             self.ledger.append(item)
             if isinstance(item, UserMessage):
                 self._emit(InputEvent, lane=item.lane, text=item.text)
                 if item.lane in USER_LANES and item.source == "user":
-                    st.round = 1  # the user spoke: the round limit counts again from here
-        self._pending.clear()
-        if self._taken:
-            self._taken.clear()
+                    self._restart_count()
 
-    def _rescue_pending(self) -> None:
-        """On abort: the user's own prompt is kept in the history; queued input taken from the
-        inbox but not yet delivered goes back to the inbox, with its ids, so nothing is stranded."""
-        back = [m for m in self._pending if isinstance(m, UserMessage) and m.lane in LANES]
-        keep = [m for m in self._pending if isinstance(m, UserMessage) and m.lane == "user"]
-        taken, self._taken = self._taken, {}
-        self._pending[:] = keep
-        self._deliver_pending()
-        if back:
-            self.inbox.requeue([taken.get(id(m), m) for m in back])
+    def _restart_count(self) -> None:
+        """The one place the round count restarts (the user spoke, or a turn begins): the round
+        under way is round 1 of the count; between rounds, the next one will be."""
+        self.state.round = 1 if self._round_open else 0
 
-    def _take(self, lane: QueueLane, limit: int | None = None) -> bool:
-        """Move queued input of ``lane`` to pending. Skipped entirely when the run was aborted."""
-        if self.cancel.cancelled:
-            return False
-        items = self.inbox.take_queued(lane, limit)
-        for q in items:
-            self._taken[id(q.entry)] = q
-            self._pending.append(q.entry)  # type: ignore[arg-type]  # taken entries are messages
-        return bool(items)
+    def _begin_turn(self) -> None:
+        """A turn begins (the run starts, or input at the stop boundary opens one)."""
+        self._restart_count()
+        self._turn_from = len(self.history.items())
+        self.limits.turn()
 
-    def _take_stop(self) -> bool:
-        """A stop boundary's input: steering and asides; follow-ups only when no steering was
-        queued (steering is answered first), the first one (or all with ``follow_up_mode = "all"``)."""
-        steered = self._take("steer")
-        got = self._take("aside") or steered
-        if not steered:
-            got = self._take("follow_up", None if self.cfg.follow_up_mode == "all" else 1) or got
-        return got
-
-    def _take_due(self) -> None:
-        """Take what this round is due: after a batch steering and asides, at a start or stop
-        what was queued then (it stayed in the inbox while the run was parked)."""
-        due, self._due = self._due, ""
-        if not self.inbox.by_id:
-            return
-        if due == "batch":
-            self._take("steer")
-            self._take("aside")
-        elif due == "stop":
-            self._take_stop()
-        elif due == "steer":
-            self._take("steer")
-
-    def _end_turn(self) -> None:
-        if self._turn_open:
-            self._turn_open = False
+    def _close_round(self) -> None:
+        """The round's ``turn_end`` event, once."""
+        if self._round_open:
+            self._round_open = False
             self._emit(TurnEnd, round=self.state.total_rounds)
 
     def _check_abort(self) -> None:
@@ -278,17 +246,10 @@ class Loop:
     async def run(self, initial: Sequence[UserMessage] = (), *, wake: bool = False) -> RunOutcome:
         """One run to its end. ``wake``: started by queued input (an idle agent is at a stop: steering
         and asides, else a follow-up)."""
-        self._pending.extend(initial)
-        self._due = "stop" if wake else "steer"
-        if not self.gate.paused:
-            self._take_due()  # no parking spot before the first model call: take now
-        elif not self.inbox.has(*(LANES if wake else ("steer",))):
-            self._due = ""
-        st = self.state
-        if not (self._pending or self._due):
+        if not self.intake.start(initial, wake=wake, gate_closed=self.gate.paused):
             return RunOutcome("done")
+        st = self.state
         deadline = self.limits.start(self.cancel)
-        self._turn_from = len(self.history.items())
         self._emit(AgentStart, run_id=st.run_id)
         end = End("done")
         try:
@@ -302,8 +263,8 @@ class Loop:
                 self.ledger.close(cut.unfinished, "cancelled")
         except (anyio.get_cancelled_exc_class(), Aborted) as exc:
             self.ledger.close("Cancelled: the user aborted the run before this call finished.", "cancelled")
-            self._rescue_pending()
-            self._end_turn()
+            self.intake.rescue(self._deliver)
+            self._close_round()
             self._emit(AgentEnd, reason="aborted")
             if not isinstance(exc, Aborted):
                 raise
@@ -312,7 +273,7 @@ class Loop:
             end = End("error", f"{type(exc).__name__}: {exc}")
             self.ledger.close(f"Not completed: internal error ({end.error}).", "cancelled")
         self.ledger.close("Not executed: the run ended.", "skipped")
-        self._end_turn()
+        self._close_round()
         self._emit(AgentEnd, reason=end.reason, error=end.error)
         last = st.last_message
         return RunOutcome(
@@ -325,57 +286,48 @@ class Loop:
 
     async def _outer(self) -> End:
         """The nested pair: rounds while there is work, then the stop boundary's drain."""
-        st = self.state
-        self.limits.turn()
+        self._begin_turn()
         more = False
         while True:
-            while more or self._pending or self._due:
+            while more or self.intake.waiting():
                 more, end = await self._round(more)
                 if end is not None:
-                    await self._turn_end()
+                    await self._last_turn_ends()
                     return end
             # the agent would stop here: the stop boundary
-            self._apply(await self.cfg.hooks.before_yield(st))
+            self._apply(await self.cfg.hooks.before_yield(self.state))
             self._check_abort()
             if self.inbox.has():
                 await park(self.gate, self.cancel, self.cfg.name, "model")  # queued input stays editable
-                self._take_stop()
-            if not self._pending:
-                await self._turn_end()
+                self.intake.take_stop()
+            if not self.intake.items:
+                await self._last_turn_ends()
                 return End("done")
-            if any(isinstance(m, UserMessage) and m.lane in USER_LANES for m in self._pending):
-                st.round = 0  # a new logical turn
-                self._turn_from = len(self.history.items())
-                self.limits.turn()
+            if self.intake.opens_turn():
+                self._begin_turn()
 
     async def _round(self, owed: bool) -> tuple[bool, End | None]:
-        """One model call and its tool calls. ``owed``: the last round's results await an answer.
-        Returns (more work follows, why the run ends)."""
+        """One round: a model call and its tool calls. ``owed``: the last round's results await an
+        answer. Returns (more work follows, why the run ends)."""
         st, cfg, limits = self.state, self.cfg, self.limits
         st.round += 1
         st.total_rounds += 1
         self._emit(TurnStart, round=st.total_rounds)
-        self._turn_open = True
+        self._round_open = True
         await park(self.gate, self.cancel, cfg.name, "model")
-        if self._due:
-            self._take_due()  # only now: while parked, queued input stayed listed and editable
-            if not (owed or self._pending):  # all of it was withdrawn meanwhile: nothing to answer
-                self._end_turn()
-                return False, End("done")
+        # only now: while parked, queued input stayed listed and editable
+        if self.intake.take_due() and not (owed or self.intake.items):
+            self._close_round()  # all of it was withdrawn meanwhile: nothing to answer
+            return False, End("done")
         self._apply(await cfg.hooks.round_start(st))
         if (
             self.budget is not None
-            and (over := self.budget.due(cfg, self.history.model_view(), self._pending)) is not None
+            and (over := self.budget.due(cfg, self.history.model_view(), self.intake.items)) is not None
         ):
             await self._compact(over)
-        if cfg.before_user_turn is not None:  # a new turn delivered now gets a checkpoint first
-            turn = next(
-                (m for m in self._pending if isinstance(m, UserMessage) and m.lane in ("user", "follow_up")),
-                None,
-            )
-            if turn is not None:
-                await cfg.before_user_turn(turn)
-        self._deliver_pending()  # outside input only here: every earlier call has its result
+        if cfg.before_user_turn is not None and (prompt := self.intake.turn_prompt()) is not None:
+            await cfg.before_user_turn(prompt)  # a turn delivered now gets a checkpoint first
+        self._deliver(self.intake.drain())  # outside input only here: every earlier call has its result
         limits.round(st)
         self._apply(await cfg.hooks.before_model(st))
         choice = self._choice()
@@ -397,10 +349,9 @@ class Loop:
             self._check_abort()
             more = no_tools is None
             if more:
-                self._due = "batch"  # steering and asides (they ride along: a model call follows anyway)
+                self.intake.after_batch()
         limits.settle(more)
-        self._turn_open = False
-        self._emit(TurnEnd, round=st.total_rounds)
+        self._close_round()
         end = limits.end()
         return (False, end) if end is not None else (more, None)
 
@@ -414,11 +365,11 @@ class Loop:
             self.history,
             before=before,
             turn_from=self._turn_from,
-            pending=self._pending,
+            pending=self.intake.items,
             emit=self._emit,
             gate=self.gate,
             cancel=self.cancel,
-            post=self._pending.append,
+            post=self.intake.post,
         )
 
     def _replace_calls(self, msg: AssistantMessage, d: Directive | None) -> list[ToolCall]:
@@ -431,5 +382,7 @@ class Loop:
                 self.ledger.skip(call, "Not executed: withdrawn before it ran.")
         return [c for c in d.calls if c.id in self.ledger.outstanding]
 
-    async def _turn_end(self) -> None:
+    async def _last_turn_ends(self) -> None:
+        """The ``turn_end`` hook: the run's last turn is over (not after an abort, an error or a
+        hook's ``end_with``)."""
         self._apply(await self.cfg.hooks.turn_end(self.state))

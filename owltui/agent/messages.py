@@ -19,6 +19,7 @@ class LazyModel(BaseModel):
 
 StopReason = Literal["stop", "tool_use", "length", "error", "aborted"]
 Lane = Literal["user", "steer", "aside", "follow_up", "reminder", "notice"]
+USER_LANES: frozenset[Lane] = frozenset({"user", "steer", "follow_up"})  # where a user's own words arrive
 ToolStatus = Literal["ok", "error", "refused", "skipped", "cancelled"]
 
 

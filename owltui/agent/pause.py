@@ -4,7 +4,7 @@ Loops park at two spots — before a model call and before a tool start — whil
 Pausing never kills running work. An abort releases the one parked run (``wait_until_resumed``
 returns) without opening the gate; a resume followed by a pause in the same tick re-parks.
 
-Freezing (issue 14): ``pause(freeze=True)`` (the default) also freezes the world — the tools side
+Freezing: ``pause(freeze=True)`` (the default) also freezes the world — the tools side
 stops the processes of running tools and jobs when ``on_freeze`` listeners hear True and continues
 them when they hear False — and stops ``clock()``, a monotonic clock of unfrozen time, so time caps
 (a command's cap, a job's cap, the provider's idle timeout) measured on it, or waited with

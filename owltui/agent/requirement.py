@@ -1,7 +1,7 @@
-"""Soft tool requirements: "the next turn must call TOOL", escalating to a forced tool choice.
+"""Soft tool requirements: "the next round must call TOOL", escalating to a forced tool choice.
 
 The host owns the slot (``/require`` in the UI, ``require_tool`` in RPC); the loop reads it once per
-logical turn, injects the reminder once per id, and escalates at most ``MAX_ESCALATIONS`` times.
+turn, injects the reminder once per id, and escalates at most ``MAX_ESCALATIONS`` times.
 """
 
 from __future__ import annotations

@@ -25,8 +25,7 @@ from owltui.agent.agent import Agent
 from owltui.agent.config import LoopConfig
 from owltui.agent.context import CHARS_PER_TOKEN, CompactRequest, item_chars
 from owltui.agent.history import Compactable, CompactionMark, History
-from owltui.agent.loop import USER_LANES
-from owltui.agent.messages import AssistantMessage, Item, ToolResult, UserMessage
+from owltui.agent.messages import USER_LANES, AssistantMessage, Item, ToolResult, UserMessage
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
 
