@@ -35,7 +35,8 @@ import sys, time
 import owltui.agent.agent, owltui.tools.registry  # on the start-up path anyway
 t = time.perf_counter()
 from pathlib import Path
-from owltui.tools.mcp import McpSource, load_mcp_servers
+from owltui.tools.mcp.selection import load_mcp_servers
+from owltui.tools.mcp.source import McpSource
 servers, _ = load_mcp_servers(Path(sys.argv[1]), {}, Path(sys.argv[2]), None)
 src = McpSource(servers, workspace=Path(sys.argv[1]))
 took = time.perf_counter() - t
@@ -61,7 +62,7 @@ def startup_path(ws: Path, config: Path, runs: int) -> tuple[float, bool]:
 
 
 async def background(ws: Path, config: Path) -> dict[str, float]:
-    from owltui.tools.mcp.config import load_mcp_servers
+    from owltui.tools.mcp.selection import load_mcp_servers
     from owltui.tools.mcp.source import McpSource
 
     servers, _ = load_mcp_servers(ws, {}, config, None)

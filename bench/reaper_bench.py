@@ -27,6 +27,7 @@ import anyio
 
 from owltui.agent.cancel import CancelToken
 from owltui.agent.pause import PauseGate
+from owltui.agent.services import Services
 from owltui.agent.tool import ToolContext
 from owltui.tools.exec.bash import BashParams, BashTool
 from owltui.tools.exec.freeze import Freezer
@@ -63,7 +64,7 @@ async def abort_once(ws: Path, jobs: JobManager) -> float:
         nonlocal shown
         shown += text
 
-    ctx = ToolContext(workspace=ws, cancel=CancelToken(), services={"jobs": jobs}, progress=progress)
+    ctx = ToolContext(workspace=ws, cancel=CancelToken(), services=Services(jobs=jobs), progress=progress)
     command = (
         "sleep 300 & echo $!; nohup sleep 301 >/dev/null 2>&1 & echo $!; setsid sleep 302 & echo $!; "
         "setsid sh -c 'sleep 303 & echo $!; wait' & sleep 60"
@@ -80,7 +81,7 @@ async def abort_once(ws: Path, jobs: JobManager) -> float:
 
 
 async def listing_once(ws: Path, jobs: JobManager) -> float:
-    ctx = ToolContext(workspace=ws, cancel=CancelToken(), services={"jobs": jobs})
+    ctx = ToolContext(workspace=ws, cancel=CancelToken(), services=Services(jobs=jobs))
     started = time.monotonic()
     out = await BashTool().run(BashParams(command="setsid sleep 300 & exit 0"), ctx)
     took = time.monotonic() - started
@@ -99,7 +100,7 @@ async def main(runs: int, procs: int) -> None:
             started = time.monotonic()
             await BashTool().run(
                 BashParams(command="exit 0"),
-                ToolContext(workspace=ws, cancel=CancelToken(), services={"jobs": jobs}),
+                ToolContext(workspace=ws, cancel=CancelToken(), services=Services(jobs=jobs)),
             )
             base.append(time.monotonic() - started)
         listings = [await listing_once(ws, jobs) for _ in range(runs)]
@@ -148,9 +149,7 @@ async def main(runs: int, procs: int) -> None:
         await anyio.sleep(3)
         idle = (cpu() - c0) / (time.monotonic() - w0)
         c0, w0 = cpu(), time.monotonic()
-        await BashTool().run(
-            BashParams(command="sleep 3"), ToolContext(workspace=ws, cancel=CancelToken(), services={})
-        )
+        await BashTool().run(BashParams(command="sleep 3"), ToolContext(workspace=ws, cancel=CancelToken()))
         busy = (cpu() - c0) / (time.monotonic() - w0)
         print(
             f"CPU of OwlTUI's process while a 3 s command runs: {busy * 100:.2f} % of a core "

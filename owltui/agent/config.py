@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from owltui.agent.context import Compactor
 from owltui.agent.hooks import Expansion, Hooks, Permission, Refusal
 from owltui.agent.messages import UserMessage
 from owltui.agent.model import Model, ToolSpec
 from owltui.agent.results import ReadResult, ResultStore
+from owltui.agent.services import Services
 from owltui.agent.tool import Tool, tool_spec
 
 
@@ -33,7 +34,7 @@ class LoopConfig:
     permission: Permission | None = None
     results: ResultStore | None = None
     workspace: Path = field(default_factory=Path.cwd)
-    services: dict[str, Any] = field(default_factory=dict)
+    services: Services = field(default_factory=Services)
     time_limit: float | None = None
     name: str = "main"
     max_output_tokens: int | None = None

@@ -7,16 +7,17 @@ them, so no two of those modules need each other.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from owltui.agent.cancel import CancelToken
 from owltui.agent.events import EndReason
 from owltui.agent.history import History
 from owltui.agent.messages import AssistantMessage, ToolCall, ToolResult, Usage
 from owltui.agent.model import Model
+from owltui.agent.services import Services
 
 
 class RunConfig(Protocol):
@@ -39,7 +40,7 @@ class RunConfig(Protocol):
     @property
     def workspace(self) -> Path: ...
     @property
-    def services(self) -> Mapping[str, Any]: ...
+    def services(self) -> Services: ...
 
 
 @dataclass
@@ -50,7 +51,7 @@ class RunState:
     config: RunConfig
     history: History
     cancel: CancelToken
-    round: int = 0  # rounds in the current logical turn
+    round: int = 0  # rounds since the turn began or the user last spoke (what the round limit counts)
     total_rounds: int = 0
     calls_made: int = 0
     usage: Usage = field(default_factory=Usage)

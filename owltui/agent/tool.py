@@ -2,7 +2,8 @@
 
 Concrete tools live in ``owltui.tools``; the loop knows only this protocol. ``ToolContext`` is what
 a running tool may use: the workspace root, the cancellation token, a progress callback (streamed
-output for the UI), and open-ended services (job manager, result store) supplied by the host.
+output for the UI), and the services the host lends it (``owltui.agent.services.Services``: the
+sandbox, the job manager, ...).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pydantic import BaseModel
 
 from owltui.agent.cancel import CancelToken
 from owltui.agent.model import ToolSpec
+from owltui.agent.services import Services
 
 Progress = Callable[[str], None]
 
@@ -49,10 +51,7 @@ class ToolContext:
     cancel: CancelToken
     call_id: str = ""
     progress: Progress = lambda _text: None
-    services: dict[str, Any] = field(default_factory=dict)
-
-    def service(self, name: str) -> Any:
-        return self.services.get(name)
+    services: Services = field(default_factory=Services)
 
 
 @runtime_checkable

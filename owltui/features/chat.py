@@ -5,12 +5,13 @@ from __future__ import annotations
 import platform
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from owltui.agent.config import LoopConfig
 from owltui.agent.hooks import Hooks, Permission
 from owltui.agent.model import Model
 from owltui.agent.results import ResultStore
+from owltui.agent.services import Services
 from owltui.agent.tool import Tool
 from owltui.features.instructions import SubdirInstructions
 
@@ -42,7 +43,7 @@ def chat_config(
     workspace: Path,
     permission: Permission | None = None,
     results: ResultStore | None = None,
-    services: dict[str, Any] | None = None,
+    services: Services | None = None,
     max_rounds: int = 40,
     steering: Literal["batch", "immediate"] = "batch",
     hooks: Hooks | None = None,
@@ -64,5 +65,5 @@ def chat_config(
         permission=permission,
         results=results,
         workspace=workspace,
-        services=services if services is not None else {},
+        services=services if services is not None else Services(),
     )

@@ -38,6 +38,7 @@ from owltui.agent.hooks import Directive, Hooks, Permission, Refusal
 from owltui.agent.messages import ToolCall, ToolResult, UserMessage
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
+from owltui.agent.services import Services
 from owltui.agent.state import RunState
 from owltui.agent.tool import Tool
 from owltui.features.instructions import read_start
@@ -210,7 +211,7 @@ def init_config(
     workspace: Path,
     *,
     permission: Permission | None,
-    services: dict[str, Any] | None = None,
+    services: Services | None = None,
     checks: InitChecks | None = None,
     max_rounds: int = MAX_ROUNDS,
 ) -> LoopConfig:
@@ -225,7 +226,7 @@ def init_config(
         max_rounds=max_rounds,
         permission=permission,
         workspace=workspace,
-        services=dict(services or {}),
+        services=services if services is not None else Services(),
         name=NAME,
     )
 
@@ -243,7 +244,7 @@ async def run_init(
     workspace: Path,
     *,
     permission: Permission | None,
-    services: dict[str, Any] | None = None,
+    services: Services | None = None,
     emitter: Emitter | None = None,
     gate: PauseGate = GATE,
     cancel: CancelToken | None = None,

@@ -2,7 +2,7 @@
 
 A researcher differs from chat only in its prompt, its tools (the read-only ones), its hooks
 (stop repeating searches) and its history (an in-memory list). Its events go to the parent's emitter
-(``ctx.services["emitter"]``) marked with its name (``agent: "task-N"``). It shares the process-wide pause
+(``ctx.services.emitter``) marked with its name (``agent: "task-N"``). It shares the process-wide pause
 gate, so /pause freezes it too, and the parent's cancellation reaches it because it runs inside
 the parent's tool call. Read-only, so several tasks in one batch run concurrently.
 
@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from owltui.agent.agent import Agent
 from owltui.agent.config import LoopConfig
-from owltui.agent.events import Emitter, Event, ToolStart
+from owltui.agent.events import Event, ToolStart
 from owltui.agent.hooks import Directive, Hooks, Permission
 from owltui.agent.messages import ToolResult, UserMessage
 from owltui.agent.model import Model
@@ -103,9 +103,8 @@ class TaskTool:
         """The parent's permission check: the one given, else the parent's ``permissions`` service."""
         if self._permission is not None:
             return self._permission
-        policy = ctx.service("permissions")
-        check = getattr(policy, "check", None)
-        return check if callable(check) else None
+        policy = ctx.services.permissions
+        return policy.check if policy is not None else None
 
     async def run(self, args: TaskParams, ctx: ToolContext) -> ToolOutput:
         name = f"task-{next(_ids)}"
@@ -122,8 +121,8 @@ class TaskTool:
             name=name,
         )
         child = Agent(config, gate=self._gate)
-        parent = ctx.service("emitter")
-        if isinstance(parent, Emitter):  # front ends see the subagent's events, marked with its name
+        parent = ctx.services.emitter
+        if parent is not None:  # front ends see the subagent's events, marked with its name
             child.emitter.subscribe(parent.emit)
 
         def progress(ev: Event) -> None:

@@ -5,7 +5,7 @@ that holds a secret, credentials in base URLs) and a few generic shapes (``Autho
 ``sk-…`` keys, ``scheme://user:password@``). It reaches:
 
 - the session file (``SessionStore`` scrubs each line before it is written);
-- command output (``ctx.services["redactor"]``: the bash/jobs ``OutputSink`` scrubs before anything
+- command output (``ctx.services.redactor``: the bash/jobs ``OutputSink`` scrubs before anything
   is kept, so the tool result, the progress events, the spilled file and the next request are clean);
 - saved large results (``RedactingResultStore``);
 - every event (``RedactingEmitter``: JSONL and RPC on stdout, the UI);

@@ -11,6 +11,7 @@ from owltui.agent.agent import Agent
 from owltui.agent.messages import ToolResult
 from owltui.agent.pause import PauseGate
 from owltui.agent.results import ResultStore
+from owltui.agent.services import Services
 from owltui.features.chat import chat_config
 from owltui.policy.permissions.policy import PermissionPolicy
 from owltui.providers.demo import DemoModel
@@ -31,7 +32,7 @@ def make(tmp_path: Path, model, mode: str = "yolo") -> tuple[Agent, JobManager]:
         workspace=tmp_path,
         permission=policy.check,
         results=ResultStore(tmp_path / ".results"),
-        services={"jobs": jobs},
+        services=Services(jobs=jobs),
     )
     agent = Agent(cfg, gate=PauseGate())
     holder.append(agent)

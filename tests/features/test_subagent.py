@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -36,7 +37,7 @@ async def test_task_runs_a_researcher_with_read_only_tools_and_returns_its_repor
         [task, echo, Fail()],
         gate=gate,
     )
-    agent.config.services["emitter"] = agent.emitter
+    agent.config.services = replace(agent.config.services, emitter=agent.emitter)
     out = await agent.run("go")
     assert out.text == "done"
     (r,) = results(agent)

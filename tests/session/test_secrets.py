@@ -124,12 +124,12 @@ def test_runtime_hands_tools_the_sandbox_and_the_redactor(tmp_path: Path) -> Non
         warn=warnings.append,
     )
     services = rt.agent.config.services
-    policy = services["sandbox"]
+    policy = services.sandbox
     assert isinstance(policy, SandboxPolicy) and policy is rt.sandbox
     assert policy.mode == "workspace-write"  # the flag wins over the file
     assert policy.env_keep == ("GH_*",) and not policy.network and policy.writable == [Path("/opt/x")]
-    assert isinstance(services["redactor"], Redactor) and OPENAI_KEY in services["redactor"].secrets
-    assert "sandbox_rerun" not in services  # print mode: nobody to ask
+    assert isinstance(services.redactor, Redactor) and OPENAI_KEY in services.redactor.secrets
+    assert services.sandbox_rerun is None  # print mode: nobody to ask
     assert isinstance(rt.emitter, RedactingEmitter)
     assert rt.jobs is not None and rt.jobs.sandbox is policy
     assert any("/opt/x" in w for w in warnings)  # a sandbox_writable path that does not exist

@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from owltui.agent.cancel import CancelToken
+from owltui.agent.services import Services
 from owltui.agent.tool import ToolContext
 from owltui.tools.exec.signals import group_alive
 from owltui.tools.jobs.entries import JobEvent
@@ -67,7 +68,7 @@ MakeCtx = Callable[..., ToolContext]
 @pytest.fixture
 def make_ctx(ws: Path) -> MakeCtx:
     def make(jobs: JobManager | None = None, progress: Callable[[str], None] | None = None) -> ToolContext:
-        ctx = ToolContext(workspace=ws, cancel=CancelToken(), services={"jobs": jobs} if jobs else {})
+        ctx = ToolContext(workspace=ws, cancel=CancelToken(), services=Services(jobs=jobs))
         if progress is not None:
             ctx.progress = progress
         return ctx

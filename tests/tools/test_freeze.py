@@ -5,6 +5,7 @@ opening it continues them with the time they had left. ``pause_freeze = false`` 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ def frozen_ctx(
     jobs = JobManager(spill_dir=tmp_path / "spill")
     freezer_ = Freezer(gate, jobs, **freezer)
     ctx = make_ctx(jobs, progress=progress)
-    ctx.services["freezer"] = freezer_
+    ctx.services = replace(ctx.services, freezer=freezer_)
     return jobs, freezer_, ctx
 
 

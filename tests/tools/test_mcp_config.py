@@ -29,17 +29,11 @@ from owltui.policy.permissions.mcp_names import (
     tool_name,
 )
 from owltui.policy.permissions.policy import PermissionPolicy
-from owltui.tools.mcp.config import (
-    McpApprovals,
-    McpConfigError,
-    McpSettings,
-    approve_project,
-    expand,
-    load_mcp_servers,
-    project_file,
-)
+from owltui.tools.mcp.approvals import McpApprovals, approve_project, project_file
+from owltui.tools.mcp.config import McpConfigError, McpSettings, expand
 from owltui.tools.mcp.results import to_output
 from owltui.tools.mcp.schema import SchemaProblem, arguments_of, check_schema, params_model
+from owltui.tools.mcp.selection import load_mcp_servers
 from owltui.tools.mcp.source import McpSource
 from owltui.tools.mcp.wiring import describe, mcp_source, question, status
 
@@ -416,7 +410,7 @@ def test_configuration_and_the_source_do_not_load_the_sdk(ws: Path) -> None:
     code = (
         "import sys, time; from pathlib import Path\n"
         "t = time.perf_counter()\n"
-        "from owltui.tools.mcp.config import load_mcp_servers\nfrom owltui.tools.mcp.source import McpSource\n"
+        "from owltui.tools.mcp.selection import load_mcp_servers\nfrom owltui.tools.mcp.source import McpSource\n"
         f"servers, _ = load_mcp_servers(Path({str(ws)!r}), {{'a': {{'command': 'x'}}}}, None, None)\n"
         f"src = McpSource(servers, workspace=Path({str(ws)!r}))\n"
         "assert list(src.tools()) == [] and not src.ready\n"

@@ -37,7 +37,9 @@ from owltui.features.chat import chat_config
 from owltui.policy.permissions.policy import PermissionPolicy
 from owltui.session.runtime.sources import StaticSource, ToolSource, collect_tools
 from owltui.testing.scripted import Call, ScriptedModel, Step
-from owltui.tools.mcp.config import McpApprovals, ServerSpec, approve_project, load_mcp_servers
+from owltui.tools.mcp.approvals import McpApprovals, approve_project
+from owltui.tools.mcp.config import ServerSpec
+from owltui.tools.mcp.selection import load_mcp_servers
 from owltui.tools.mcp.source import McpSource
 from owltui.tools.mcp.wiring import decide, mcp_source, question
 from owltui.tools.registry import builtin_tools

@@ -12,6 +12,7 @@ from owltui.agent.agent import Agent
 from owltui.agent.cancel import CancelToken
 from owltui.agent.messages import ToolCall, ToolResult
 from owltui.agent.pause import PauseGate
+from owltui.agent.services import Services
 from owltui.agent.tool import ToolContext, ToolError
 from owltui.features.chat import chat_config
 from owltui.features.subagent import TaskTool
@@ -44,7 +45,7 @@ def secrets_ws(ws: Path, tmp_path: Path) -> Path:
 
 
 def ctx_for(ws: Path, policy: PermissionPolicy) -> ToolContext:
-    return ToolContext(workspace=ws, cancel=CancelToken(), services={"read_filter": policy.read_denied})
+    return ToolContext(workspace=ws, cancel=CancelToken(), services=Services(read_filter=policy.read_denied))
 
 
 def call(name: str, **arguments: object) -> ToolCall:
@@ -125,7 +126,7 @@ async def test_task_subagent_runs_under_the_parents_policy(secrets_ws: Path) -> 
     base = builtin_tools()
     task = TaskTool(factory, base, secrets_ws, gate=gate)
     parent = ScriptedModel([Step(calls=[Call("task", {"prompt": "find the key"})]), Step(text="done")])
-    services = {"permissions": policy, "read_filter": policy.read_denied}
+    services = Services(permissions=policy, read_filter=policy.read_denied)
     cfg = chat_config(parent, [*base, task], workspace=secrets_ws, permission=policy.check, services=services)
     agent = Agent(cfg, gate=gate)
     out = await agent.run("go")
@@ -167,8 +168,8 @@ def test_read_only_is_not_widened_by_yes(tmp_path: Path) -> None:
         options = Options(yes=True, permission_mode=mode, workspace=ws, interactive=False, no_session=True)
         runtime = build_runtime(options, model=model, env=env, warn=lambda _t: None)
         assert runtime.permissions is not None and runtime.permissions.mode == expected, mode
-        assert runtime.agent.config.services["permissions"] is runtime.permissions
-        assert runtime.agent.config.services["read_filter"] == runtime.permissions.read_denied
+        assert runtime.agent.config.services.permissions is runtime.permissions
+        assert runtime.agent.config.services.read_filter == runtime.permissions.read_denied
     assert runtime.permissions is not None
     review = runtime.permissions.review(call("bash", command="ls"))
     assert review.decision in ("allow", "ask")  # yolo: allowed, or asks when there is no sandbox

@@ -19,6 +19,7 @@ from owltui.tools.exec.bash import BashParams, BashTool
 from owltui.tools.exec.proc import Proc
 from owltui.tools.exec.procfs import children, read_stat
 from owltui.tools.exec.reaper import REAPER
+from owltui.tools.exec.subreaper import become_subreaper
 from owltui.tools.jobs.entries import EscapedJob
 from owltui.tools.jobs.manager import JobManager
 from owltui.tools.jobs.tools import JobKillParams, JobKillTool, JobOutputParams, JobOutputTool
@@ -277,7 +278,7 @@ async def test_an_unattributed_setsid_zombie_is_reaped_after_it_lingers(
 
 async def test_subreaper_is_set(make_ctx: MakeCtx) -> None:
     await BashTool().run(BashParams(command="true"), make_ctx())
-    assert reaper_mod.become_subreaper()
+    assert become_subreaper()
     # the bit itself is not in /proc; an orphan's new parent shows it (the command's shell still runs)
     out = await BashTool().run(BashParams(command="sh -c 'sleep 300 & echo $!'; true"), make_ctx())
     pid = int(out.content.split()[0])

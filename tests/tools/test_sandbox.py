@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from owltui.agent.cancel import CancelToken
+from owltui.agent.services import Services
 from owltui.agent.tool import ToolContext, ToolOutput
 from owltui.policy.sandbox.blocked import explain_blocked
 from owltui.policy.sandbox.child import capabilities
@@ -47,9 +48,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 async def bash(ws: Path, command: str, policy: SandboxPolicy | None = None, **services: Any) -> ToolOutput:
-    if policy is not None:
-        services["sandbox"] = policy
-    ctx = ToolContext(workspace=ws, cancel=CancelToken(), services=services)
+    ctx = ToolContext(workspace=ws, cancel=CancelToken(), services=Services(sandbox=policy, **services))
     return await BashTool().run(BashParams(command=command), ctx)
 
 
@@ -198,7 +197,7 @@ async def test_one_run_outside_the_sandbox_on_the_users_word(repo: Path, outside
     out = await bash(repo, f"touch {outside}/g", policy, sandbox_rerun=refuse)
     assert out.is_error and not (outside / "g").exists()
     # the direct way (the host's own re-run): not a parameter the model can send
-    ctx = ToolContext(workspace=repo, cancel=CancelToken(), services={"sandbox": policy})
+    ctx = ToolContext(workspace=repo, cancel=CancelToken(), services=Services(sandbox=policy))
     out = await BashTool().run(BashParams(command=f"touch {outside}/h"), ctx, sandboxed=False)
     assert not out.is_error and (outside / "h").exists()
     assert "sandboxed" not in BashParams.model_json_schema()["properties"]

@@ -2,6 +2,7 @@ import os
 import re
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -232,7 +233,7 @@ async def test_progress_bar_frames_reduce_to_the_last_frame_at_any_size(
     seen: list[str] = []
     ctx = make_ctx(progress=seen.append)
     if scrubbed:
-        ctx.services["redactor"] = Redactor(["not-a-secret-but-long-enough-1234"])
+        ctx.services = replace(ctx.services, redactor=Redactor(["not-a-secret-but-long-enough-1234"]))
     out = await BashTool().run(BashParams(command=f"{sys.executable} bar.py"), ctx)
     last = "  400/400 |####################| 100% [00:00<00:00, 123.45it/s]"
     assert out.content == f"{last}\ndone\n"

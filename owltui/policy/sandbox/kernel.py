@@ -1,7 +1,7 @@
 """The kernel sandbox every process a tool starts runs in (Linux: Landlock, plus a user + mount namespace).
 
 ``SandboxPolicy`` is built once per session from the config (``sandbox``, ``sandbox_writable``,
-``sandbox_network``, ``env_keep``) and handed to the tools as ``ctx.services["sandbox"]``. ``Proc``
+``sandbox_network``, ``env_keep``) and handed to the tools as ``ctx.services.sandbox``. ``Proc``
 asks it for ``preexec()``: a function that runs in the forked child before ``exec`` and
 
 1. (workspace-write, where namespaces are allowed) enters a new mount namespace — a new user
@@ -68,7 +68,7 @@ def _real(path: str | Path) -> Path:
 
 
 class SandboxPolicy:
-    """How the processes tools start are confined; one per session (``ctx.services["sandbox"]``).
+    """How the processes tools start are confined; one per session (``ctx.services.sandbox``).
 
     ``landlock`` / ``namespaces`` override the probe (tests simulate a kernel without Landlock with
     ``landlock=False``); ``userns`` forces the user-namespace path even as root.

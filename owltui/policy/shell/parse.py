@@ -31,21 +31,22 @@ and it is C: ~10 ms to import and ~12 us to parse a typical command, against ~10
 The import happens on the first analysis.
 
 This module owns ``analyze`` (the entry point and the final checks: NUL bytes, functions that
-shadow a command) and re-exports the vocabulary. The work is done by ``shell_model`` (``Word``,
-``Command``, ``Analysis``, the program tables), ``shell_walk`` (the tree walk: statements,
-redirections, simple commands), ``shell_words`` (quote removal, expansions, arithmetic) and
-``shell_wrappers`` (``env``, ``sudo``, ``xargs``, ``find -exec``, ``bash -c``, ``eval``...).
+shadow a command). The work is done by ``model`` (``Word``, ``Command``, ``Analysis``, the program
+tables), ``tree`` (the parser), ``walk`` (the tree walk: statements, simple commands),
+``redirects``, ``words`` (quote removal, expansions, arithmetic), ``wrappers`` (``env``, ``sudo``,
+``xargs``, ``find -exec``...), ``code_strings`` (``bash -c``, ``eval``, ``trap``...) and
+``handlers`` (which program goes to which of those).
 """
 
 from __future__ import annotations
 
 import shutil
 
+from owltui.policy.shell.handlers import KNOWN_NAMES
 from owltui.policy.shell.model import (
     Analysis,
 )
 from owltui.policy.shell.walk import TreeWalker
-from owltui.policy.shell.wrappers import KNOWN_NAMES
 
 __all__ = ["analyze"]
 

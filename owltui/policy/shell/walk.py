@@ -1,10 +1,10 @@
 """The tree walk: every simple command a bash text runs, with its redirections and ``cd`` moves.
 
-``TreeWalker.parse(text)`` parses with tree-sitter-bash and walks statements (pipelines, lists,
-subshells, groups, ``if``/``for``/``while``/``case`` bodies, functions), redirections and simple
-commands into an ``Analysis``; words come from ``shell_words.WordReader``; wrappers and shells are
-handed to ``shell_wrappers``, which call back through ``record``/``simple``/``unwrap``/``nested``.
-The parser is loaded on the first walk.
+``TreeWalker.parse(text)`` parses with tree-sitter-bash (``tree``) and walks statements (pipelines,
+lists, subshells, groups, ``if``/``for``/``while``/``case`` bodies, functions), redirections
+(``redirects``) and simple commands into an ``Analysis``; words come from ``words.WordReader``;
+wrappers are handed to ``wrappers`` and code given as a string to ``code_strings``, which call back
+through ``record``/``simple``/``unwrap``/``nested``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from owltui.policy.shell.code_strings import shell_command
+from owltui.policy.shell.handlers import HANDLERS
 from owltui.policy.shell.model import (
     GIT_SAFE,
     MAX_DEPTH,
@@ -24,24 +26,12 @@ from owltui.policy.shell.model import (
     Word,
     is_dangerous_var,
 )
+from owltui.policy.shell.redirects import read_redirect
+from owltui.policy.shell.tree import bash_parser, first_error, join_continuations
 from owltui.policy.shell.words import WORDISH, WordReader
-from owltui.policy.shell.wrappers import HANDLERS, shell_command
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
-
-_parser_instance: Parser | None = None
-
-
-def _parser() -> Parser:
-    global _parser_instance
-    if _parser_instance is None:
-        import tree_sitter_bash
-        from tree_sitter import Language, Parser
-
-        _parser_instance = Parser(Language(tree_sitter_bash.language()))
-    return _parser_instance
-
+    from tree_sitter import Node
 
 _SUBSCRIPT_BUILTINS = frozenset(
     {"read", "mapfile", "readarray", "getopts", "unset", "declare", "typeset", "local", "export", "readonly"}
@@ -81,7 +71,6 @@ _FRAGMENTS = frozenset(
     }
 )
 _MOVES = frozenset({"cd", "pushd", "popd"})
-_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 
 
 class TreeWalker(WordReader):
@@ -93,16 +82,16 @@ class TreeWalker(WordReader):
         if self.depth > MAX_DEPTH:
             self.hide("commands nested too deeply to check", opaque=True)
             return
-        tree = _parser().parse(text.encode("utf-8"))
+        tree = bash_parser().parse(text.encode("utf-8"))
         root = tree.root_node
         if root.has_error:
-            near = _first_error(root)
+            near = first_error(root)
             why = f"could not parse {what or 'the command'}" + (f" (near {near!r})" if near else "")
             if what is None and self.depth == 0:
                 self.out.error = why
             self.hide(why, opaque=True)
         self.stmt(root)
-        joined = _join_continuations(text, root)
+        joined = join_continuations(text, root)
         if joined is not None:
             # tree-sitter splits a word at a backslash-newline; bash joins the two halves
             self.hide("a line continuation inside a word", opaque=True)
@@ -220,7 +209,7 @@ class TreeWalker(WordReader):
             if child == body or not child.is_named:
                 continue
             if child.type.endswith("redirect"):
-                got, is_file, after = self.redirect(child)
+                got, is_file, after = read_redirect(self, child)
                 later += after
                 if got is not None or is_file:
                     stdin, stdin_file = got, is_file
@@ -230,55 +219,6 @@ class TreeWalker(WordReader):
             self.stmt(body, stdin, stdin_file)
         for child in later:
             self.stmt(child)
-
-    def redirect(self, node: Node) -> tuple[Word | None, bool, list[Node]]:
-        """Record a redirection; returns (literal stdin, stdin from a file, statements inside)."""
-        t = node.type
-        after: list[Node] = []
-        if t == "file_redirect":
-            op = next((c.type for c in node.children if not c.is_named), "")
-            dest = node.child_by_field_name("destination")
-            if dest is None:
-                return None, False, after
-            target = self.word(dest)
-            if op in _WRITE_OPS:
-                if op == ">&" and (target.value.isdigit() or target.value == "-"):
-                    return None, False, after
-                self.out.writes.append(target)
-            return None, op == "<", after
-        if t == "herestring_redirect":
-            parts = [c for c in node.named_children]
-            word = self.word(parts[-1]) if parts else Word("", True)
-            return word, False, after
-        if t == "heredoc_redirect":
-            start = node.child_by_field_name("heredoc_start") or next(
-                (c for c in node.children if c.type == "heredoc_start"), None
-            )
-            quoted = start is not None and any(q in self.text(start) for q in "'\"\\")
-            literal: Word | None = None
-            for child in node.children:
-                if child.type == "heredoc_body":
-                    body = self.text(child)
-                    if quoted:
-                        literal = Word(body, True)
-                        continue
-                    dynamic = [c for c in child.named_children if c.type != "heredoc_content"]
-                    for c in dynamic:
-                        self.word(c)
-                    raw = "".join(self.text(c) for c in child.named_children if c.type == "heredoc_content")
-                    if not child.named_children:
-                        raw = body
-                    if "`" in raw or "$(" in raw:
-                        self.hide("a command substitution in a here-document", opaque=True)
-                        dynamic.append(child)
-                    literal = Word(body, not dynamic)
-                elif child.type.endswith("redirect"):
-                    self.redirect(child)
-                elif child.is_named and child.type not in ("heredoc_start", "heredoc_end"):
-                    after.append(child)
-            return literal, False, after
-        self.hide(f"unsupported redirection ({t})", opaque=True)
-        return None, False, after
 
     # ---- simple commands -------------------------------------------------------------------
     def command(self, node: Node, stdin: Word | None, stdin_file: bool) -> None:
@@ -293,7 +233,7 @@ class TreeWalker(WordReader):
                 inner = child.named_children
                 words.append(self.word(inner[0]) if inner else Word(self.text(child), False))
             elif child.type.endswith("redirect"):
-                got, is_file, after = self.redirect(child)
+                got, is_file, after = read_redirect(self, child)
                 if got is not None or is_file:
                     stdin, stdin_file = got, is_file
                 for a in after:
@@ -380,43 +320,3 @@ class TreeWalker(WordReader):
                 inner = inner[1:]
         if inner:
             self.simple(inner, None, False, True, name, more)
-
-
-_CONTINUATION = re.compile(rb"(?<=[^\s\\])\\\n(?=\S)")
-
-
-def _join_continuations(text: str, root: Node) -> str | None:
-    """``text`` with the backslash-newlines inside words removed (as bash does), or None when there
-    are none (those in comments, quotes and here-documents stay)."""
-    data = text.encode("utf-8")
-    cuts = []
-    for m in _CONTINUATION.finditer(data):
-        node = root.descendant_for_byte_range(m.start(), m.start() + 1)
-        inside = node
-        while inside is not None and inside.type not in (
-            "comment",
-            "raw_string",
-            "heredoc_body",
-            "string",
-            "ansi_c_string",
-        ):
-            inside = inside.parent
-        if inside is None:
-            cuts.append(m.start())
-    if not cuts:
-        return None
-    out = bytearray(data)
-    for pos in reversed(cuts):
-        del out[pos : pos + 2]
-    return out.decode("utf-8", errors="replace")
-
-
-def _first_error(node: Node) -> str | None:
-    stack = [node]
-    while stack:
-        n = stack.pop(0)
-        if n.type == "ERROR" or n.is_missing:
-            return (n.text or b"").decode("utf-8", errors="replace")[:30] or n.type
-        if n.has_error:
-            stack = list(n.children) + stack
-    return None

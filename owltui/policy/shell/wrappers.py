@@ -1,75 +1,18 @@
-"""Wrappers: programs that run another command (``env``, ``command``, ``sudo``, ``xargs``,
-``find -exec``, ``timeout``...), shells given a string (``bash -c``), ``eval``/``source``/``trap``.
+"""Wrappers: programs that run another command given as their arguments (``env``, ``command``,
+``sudo``, ``xargs``, ``find -exec``, ``timeout``, ``busybox``...).
 
 Each handler records the wrapper's own layer (deny rules can name it; ``needs_allow`` says whether
 allow rules must match it), then hands the command it runs back to the walk (``Walker.simple``)
-or says why that cannot be known (``Walker.hide``). ``HANDLERS`` maps a program name to its
-handler; ``KNOWN_NAMES`` is every name the analysis treats specially.
+or says why that cannot be known (``Walker.hide``). ``first_operand`` finds where a wrapper's
+options end. ``handlers.HANDLERS`` maps a program name to its handler.
 """
 
 from __future__ import annotations
 
-from owltui.policy.shell.model import SAFE_ARGS, SHELLS, Walker, Word
+from owltui.policy.shell.model import Walker, Word
 
 
-def shell_command(
-    w: Walker,
-    name: str,
-    words: list[Word],
-    args: list[Word],
-    stdin: Word | None,
-    stdin_file: bool,
-    needs_allow: bool,
-    via: str | None,
-) -> None:
-    """A shell (``bash``, ``sh``...): ``-c`` runs its string, else a script or its input."""
-    cmode = False
-    i = 0
-    while i < len(args):
-        a = args[i]
-        v = a.value
-        if not a.static:
-            break
-        if v in ("--", "-"):
-            i += 1
-            break
-        if v.startswith("--"):
-            if v in ("--rcfile", "--init-file"):
-                w.hide(f"{name} {v} runs code from a file", opaque=True)
-                i += 2
-                continue
-            i += 1
-            continue
-        if len(v) > 1 and v[0] in "-+":
-            if v[0] == "-" and "c" in v[1:]:
-                cmode = True
-            if "o" in v[1:] or "O" in v[1:]:
-                i += 1
-            i += 1
-            continue
-        break
-    rest = args[i:]
-    w.record(words, needs_allow and not cmode, via)
-    if cmode:
-        if not rest:
-            return
-        script = rest[0]
-        if not script.static:
-            w.hide(f"{name} -c runs a string that is not known before it runs", opaque=True)
-            return
-        w.nested(script.value, f"the string given to {name} -c")
-        return
-    if rest:
-        w.hide(f"{name} runs the script {rest[0].value[:60]}, which this command does not show", opaque=True)
-        return
-    if stdin is not None and stdin.static:
-        w.hide(f"{name} reads commands from a here-string or here-document")
-        w.nested(stdin.value, f"the input of {name}")
-        return
-    w.hide(f"{name} reads commands from its input (a pipe or a file)", opaque=True)
-
-
-def _opts(args: list[Word], with_arg: str = "", long_with_arg: tuple[str, ...] = ()) -> int | None:
+def first_operand(args: list[Word], with_arg: str = "", long_with_arg: tuple[str, ...] = ()) -> int | None:
     """Index of the first operand after options (short ``with_arg`` letters take a value);
     None when an option is an expansion (what follows cannot be known)."""
     i = 0
@@ -95,7 +38,7 @@ def _opts(args: list[Word], with_arg: str = "", long_with_arg: tuple[str, ...] =
     return i
 
 
-def _h_plain(
+def handle_plain(
     w: Walker,
     name: str,
     words: list[Word],
@@ -106,8 +49,8 @@ def _h_plain(
     via: str | None,
     more: bool,
 ) -> None:
-    spec = _SIMPLE_WRAPPERS[name]
-    start = _opts(args, spec[0], spec[1])
+    spec = SIMPLE_WRAPPERS[name]
+    start = first_operand(args, spec[0], spec[1])
     if start is not None and name == "timeout":
         start = start + 1 if start < len(args) else start  # the duration
     inner = None if start is None else args[start:]
@@ -120,7 +63,7 @@ def _h_plain(
     w.unwrap(name, words, inner, needs, via, transparent=True, more=more, check_vars=name in ("time", "exec"))
 
 
-def _h_command(
+def handle_command(
     w: Walker,
     name: str,
     words: list[Word],
@@ -131,7 +74,7 @@ def _h_command(
     via: str | None,
     more: bool,
 ) -> None:
-    start = _opts(args)
+    start = first_operand(args)
     if start is None:
         w.unwrap(name, words, None, needs, via, transparent=True)
         return
@@ -142,7 +85,7 @@ def _h_command(
     w.unwrap(name, words, args[start:], needs, via, transparent=True, more=more)
 
 
-def _h_env(
+def handle_env(
     w: Walker,
     name: str,
     words: list[Word],
@@ -196,7 +139,7 @@ def _h_env(
     w.unwrap(name, words, args[i:], needs, via, transparent=True, more=more, check_vars=True)
 
 
-def _h_sudo(
+def handle_sudo(
     w: Walker,
     name: str,
     words: list[Word],
@@ -208,7 +151,7 @@ def _h_sudo(
     more: bool,
 ) -> None:
     with_arg = "uC" if name == "doas" else "ugpChrtTDRU"
-    start = _opts(
+    start = first_operand(
         args,
         with_arg,
         (
@@ -249,7 +192,7 @@ def _h_sudo(
     w.unwrap(name, words, inner, needs, via, transparent=False, more=more, check_vars=True)
 
 
-def _h_xargs(
+def handle_xargs(
     w: Walker,
     name: str,
     words: list[Word],
@@ -308,7 +251,7 @@ def _h_xargs(
     w.unwrap(name, words, inner, needs, via, transparent=True, more=not replace)
 
 
-def _h_find(
+def handle_find(
     w: Walker,
     name: str,
     words: list[Word],
@@ -339,82 +282,7 @@ def _h_find(
         i += 1
 
 
-def _h_eval(
-    w: Walker,
-    name: str,
-    words: list[Word],
-    args: list[Word],
-    stdin: Word | None,
-    stdin_file: bool,
-    needs: bool,
-    via: str | None,
-    more: bool,
-) -> None:
-    w.record(words, needs, via)
-    if name in ("source", "."):
-        target = args[0].value if args else ""
-        w.hide(
-            f"{name} runs the code in {target[:60] or 'a file'}, which this command does not show",
-            opaque=True,
-        )
-        return
-    if not all(a.static for a in args):
-        w.hide("eval runs a string that is not known before it runs", opaque=True)
-        return
-    w.hide("eval runs code from a string")
-    w.nested(" ".join(a.value for a in args), "the string given to eval")
-
-
-def _h_trap(
-    w: Walker,
-    name: str,
-    words: list[Word],
-    args: list[Word],
-    stdin: Word | None,
-    stdin_file: bool,
-    needs: bool,
-    via: str | None,
-    more: bool,
-) -> None:
-    w.record(words, False, via)
-    start = _opts(args)
-    if start is None:
-        w.hide("trap with a computed handler", opaque=True)
-        return
-    handler = args[start : start + 1]
-    if not handler or handler[0].value in ("", "-") or len(args[start:]) == 1:
-        return
-    if not handler[0].static:
-        w.hide("trap with a computed handler", opaque=True)
-        return
-    w.nested(handler[0].value, "the trap handler")
-
-
-def _h_hidden(
-    w: Walker,
-    name: str,
-    words: list[Word],
-    args: list[Word],
-    stdin: Word | None,
-    stdin_file: bool,
-    needs: bool,
-    via: str | None,
-    more: bool,
-) -> None:
-    w.record(words, needs, via)
-    if name == "hash" and not any(a.value.startswith("-p") for a in args):
-        return
-    reasons = {
-        "alias": "alias defines commands",
-        "coproc": "coproc starts a hidden command",
-        "let": "let is arithmetic on variables, which can run hidden code",
-        "enable": "enable can load builtins from a file",
-        "hash": "hash -p changes what a name runs",
-    }
-    w.hide(reasons.get(name, name), opaque=True)
-
-
-def _h_busybox(
+def handle_busybox(
     w: Walker,
     name: str,
     words: list[Word],
@@ -433,7 +301,7 @@ def _h_busybox(
 
 
 # name -> (short options taking a value, long options taking a value)
-_SIMPLE_WRAPPERS: dict[str, tuple[str, tuple[str, ...]]] = {
+SIMPLE_WRAPPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "nice": ("n", ("--adjustment",)),
     "nohup": ("", ()),
     "time": ("fo", ("--format", "--output")),
@@ -443,25 +311,3 @@ _SIMPLE_WRAPPERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "ionice": ("cnpPu", ("--class", "--classdata", "--pid", "--pgid", "--uid")),
     "exec": ("a", ()),
 }
-
-HANDLERS = {
-    **{n: _h_plain for n in _SIMPLE_WRAPPERS},
-    "command": _h_command,
-    "builtin": _h_command,
-    "env": _h_env,
-    "sudo": _h_sudo,
-    "doas": _h_sudo,
-    "xargs": _h_xargs,
-    "find": _h_find,
-    "eval": _h_eval,
-    "source": _h_eval,
-    ".": _h_eval,
-    "trap": _h_trap,
-    "alias": _h_hidden,
-    "coproc": _h_hidden,
-    "let": _h_hidden,
-    "enable": _h_hidden,
-    "hash": _h_hidden,
-    "busybox": _h_busybox,
-}
-KNOWN_NAMES = frozenset(HANDLERS) | SHELLS | SAFE_ARGS

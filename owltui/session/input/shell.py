@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from owltui.agent.agent import Agent
@@ -105,7 +105,7 @@ async def run_shell(
 
     call_id = call_id or new_call_id()
     cancel = cancel or CancelToken()
-    services: dict[str, Any] = {k: v for k, v in agent.config.services.items() if k != "jobs"}
+    services = replace(agent.config.services, jobs=None)
 
     def progress(text: str) -> None:
         emitter.emit(ToolUpdate(call_id=call_id, name="bash", text=text))
@@ -142,7 +142,7 @@ async def run_shell(
     how = ""
     if deliver:
         text = context_message(command, out.content)
-        redactor = services.get("redactor")
-        scrub = getattr(redactor, "scrub", None)
-        how = deliver_context(agent, scrub(text) if callable(scrub) else text, SOURCE)  # the command too
+        redactor = services.redactor
+        text = redactor.scrub(text) if redactor is not None else text  # the command too
+        how = deliver_context(agent, text, SOURCE)
     return ShellResult(call_id, command, out.content, status, exit_code, how)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from owltui.agent.agent import Agent
@@ -16,6 +17,7 @@ from owltui.agent.inbox import Inbox
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE
 from owltui.agent.requirement import RequirementSlot
+from owltui.agent.services import SandboxRerun, Services
 from owltui.session.approvals import ApprovalBroker
 from owltui.session.checkpoints.rewind import STORE_NAME, Checkpointing
 from owltui.session.config import Config, ConfigError, load_config
@@ -62,8 +64,8 @@ def _scrubbed(warn: Warn, redactor: Redactor) -> Warn:
     return scrubbed
 
 
-def _rerun_asker(approvals: ApprovalBroker) -> Callable[[str, str, str], Awaitable[bool]]:
-    """``ctx.services["sandbox_rerun"]``: ask the user (never the rules, never ``--yes``) whether a
+def _rerun_asker(approvals: ApprovalBroker) -> SandboxRerun:
+    """``ctx.services.sandbox_rerun``: ask the user (never the rules, never ``--yes``) whether a
     command the sandbox blocked may run once outside it. The request is a ``bash`` approval whose
     arguments also carry ``sandbox: "off"`` and the reason."""
 
@@ -90,7 +92,7 @@ def build_runtime(
 
     The composition root: configuration, provider, session, then the runtime itself, then what hangs
     off it (jobs, tool sources). ``model`` overrides provider resolution (tests pass a ScriptedModel);
-    ``tools`` replaces the built-in sources (the tools of section 5 of the contract, ``task`` included).
+    ``tools`` replaces the built-in sources (the built-in tools and ``task``).
     """
     from owltui.features.chat import chat_config
     from owltui.features.compaction import compact_for_loop
@@ -151,17 +153,14 @@ def build_runtime(
         sandbox_off=not sandbox.active,
         config_dir=config_dir(env),
     )
-    # the emitter: subagents report through it; sandbox and redactor: the processes tools start;
-    # permissions: subagents run under it; read_filter: read/grep/find leave denied files out
-    services: dict[str, Any] = {
-        "emitter": emitter,
-        "sandbox": sandbox,
-        "redactor": redactor,
-        "permissions": permissions,
-        "read_filter": permissions.read_denied,
-    }
-    if options.interactive:
-        services["sandbox_rerun"] = _rerun_asker(approvals)
+    services = Services(
+        emitter=emitter,
+        sandbox=sandbox,
+        sandbox_rerun=_rerun_asker(approvals) if options.interactive else None,
+        redactor=redactor,
+        permissions=permissions,
+        read_filter=permissions.read_denied,
+    )  # the job manager and the freezer join once the runtime they report to exists
     notes = instructions_text(workspace, config_dir(env))
     loop_config = chat_config(
         model,
@@ -197,8 +196,9 @@ def build_runtime(
         env=env,
     )
     runtime.sandbox = sandbox
-    runtime.jobs = services["jobs"] = JobManager(on_event=runtime.on_job, sandbox=sandbox, scrubber=redactor)
-    runtime.freezer = services["freezer"] = Freezer(GATE, runtime.jobs, enabled=config.pause_freeze)
+    runtime.jobs = JobManager(on_event=runtime.on_job, sandbox=sandbox, scrubber=redactor)
+    runtime.freezer = Freezer(GATE, runtime.jobs, enabled=config.pause_freeze)
+    agent.config.services = replace(services, jobs=runtime.jobs, freezer=runtime.freezer)
     runtime._unsubscribe.append(runtime.freezer.close)
     runtime.checkpoints = _checkpointing(agent, config, options, store, redactor, env, warn)
     if tools is None:

@@ -1,14 +1,14 @@
 """The ``bash`` tool: run a command in the user's shell, wait up to a cap, then hand it to the jobs.
 
-Commands run under the session's sandbox (``ctx.services["sandbox"]``, a ``SandboxPolicy``; without
+Commands run under the session's sandbox (``ctx.services.sandbox``, a ``SandboxPolicy``; without
 one, the default workspace-write policy for the workspace) with their output scrubbed by
-``ctx.services["redactor"]``. A command the sandbox stopped gets a result that says so, with
-``details["sandbox_blocked"] = True``. When the host offers ``ctx.services["sandbox_rerun"]`` (an
+``ctx.services.redactor``. A command the sandbox stopped gets a result that says so, with
+``details["sandbox_blocked"] = True``. When the host offers ``ctx.services.sandbox_rerun`` (an
 ``async (call_id, command, reason) -> bool`` that asks the user), a blocked command is re-run once
 outside the sandbox if the user agrees; ``run(..., sandboxed=False)`` does that directly. Neither is
 a parameter the model can set.
 
-While the pause gate is closed the command is frozen (``ctx.services["freezer"]``, a ``Freezer``) and
+While the pause gate is closed the command is frozen (``ctx.services.freezer``, a ``Freezer``) and
 its cap is measured on the freezer's clock, which stands still meanwhile. Processes the command
 leaves running (``&``, ``nohup``, ``setsid``) are listed as jobs when it ends (the result names them)
 and killed with it when it is cancelled. A result whose output spilled to a file keeps its status
@@ -19,24 +19,22 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 from pydantic import Field
 
+from owltui.agent.services import BackgroundJobs, Sandbox
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 from owltui.policy.sandbox.kernel import SandboxPolicy
 from owltui.tools.base import Params
-from owltui.tools.exec.freeze import Freezer
-from owltui.tools.exec.proc import Proc, Scrubber, default_spill_dir
+from owltui.tools.exec.escapees import Escapee
+from owltui.tools.exec.proc import Proc, default_spill_dir
 from owltui.tools.exec.procfs import read_cmdline
-from owltui.tools.exec.reaper import REAPER, Escapee
-from owltui.tools.jobs.entries import escaped_note
-from owltui.tools.jobs.manager import JobManager
+from owltui.tools.exec.reaper import REAPER
+from owltui.tools.jobs.entries import EscapedJob, Job, escaped_note
 from owltui.tools.jobs.tools import job_result
-
-Rerun = Callable[[str, str, str], Awaitable[bool]]
 
 LAUNCHERS = frozenset({"nohup", "setsid", "env", "nice", "ionice", "stdbuf", "chrt", "taskset"})
 EXEC_GRACE = 0.2
@@ -59,20 +57,14 @@ class BashParams(Params):
 _default_policies: dict[Path, SandboxPolicy] = {}
 
 
-def sandbox_for(ctx: ToolContext) -> SandboxPolicy:
+def sandbox_for(ctx: ToolContext) -> Sandbox:
     """The session's sandbox, or the default (workspace-write) one for a host that set none."""
-    policy = ctx.service("sandbox")
-    if isinstance(policy, SandboxPolicy):
-        return policy
+    if ctx.services.sandbox is not None:
+        return ctx.services.sandbox
     policy = _default_policies.get(ctx.workspace)
     if policy is None:
         policy = _default_policies[ctx.workspace] = SandboxPolicy("workspace-write", ctx.workspace)
     return policy
-
-
-def scrubber_for(ctx: ToolContext) -> Scrubber | None:
-    scrubber = ctx.service("redactor")
-    return scrubber if hasattr(scrubber, "scrub") and hasattr(scrubber, "longest") else None
 
 
 def _launching(esc: Escapee, proc: Proc) -> bool:
@@ -98,7 +90,7 @@ async def _let_escapees_exec(proc: Proc, within: float = EXEC_GRACE) -> None:
             esc.command = read_cmdline(esc.pid)
 
 
-def _finished(proc: Proc, jobs: JobManager | None, killed_after: float | None = None) -> ToolOutput:
+def _finished(proc: Proc, jobs: BackgroundJobs | None, killed_after: float | None = None) -> ToolOutput:
     """The result of a command that ended (or was killed at its cap: ``killed_after`` seconds)."""
     output = proc.sink.preview()
     code = proc.exit_code
@@ -117,7 +109,7 @@ def _finished(proc: Proc, jobs: JobManager | None, killed_after: float | None = 
         details["sandbox_blocked"] = True
         details["sandbox_note"] = note
     if jobs is not None:
-        entries = jobs.collect_escaped(proc)
+        entries: list[EscapedJob] = jobs.collect_escaped(proc)
         if entries:
             status.append(escaped_note(entries))
             words.append(f"left running: {', '.join(f'job {e.id} (pid {e.pid})' for e in entries)}")
@@ -164,13 +156,15 @@ class BashTool:
             raise ToolError("command is empty")
         started = time.monotonic()
         out = await self._run(args, ctx, sandboxed)
-        rerun = ctx.service("sandbox_rerun")
+        rerun = ctx.services.sandbox_rerun
         if not (
-            sandboxed and out.details.get("sandbox_blocked") and callable(rerun) and not ctx.cancel.cancelled
+            sandboxed
+            and out.details.get("sandbox_blocked")
+            and rerun is not None
+            and not ctx.cancel.cancelled
         ):
             return out
-        ask: Rerun = rerun
-        if not await ask(ctx.call_id, args.command, str(out.details.get("sandbox_note", ""))):
+        if not await rerun(ctx.call_id, args.command, str(out.details.get("sandbox_note", ""))):
             return out
         timeout = args.timeout or DEFAULT_TIMEOUT
         again = args.model_copy(update={"timeout": max(1.0, timeout - (time.monotonic() - started))})
@@ -185,10 +179,7 @@ class BashTool:
         return second
 
     async def _run(self, args: BashParams, ctx: ToolContext, sandboxed: bool) -> ToolOutput:
-        jobs = ctx.service("jobs")
-        jobs = jobs if isinstance(jobs, JobManager) else None
-        freezer = ctx.service("freezer")
-        freezer = freezer if isinstance(freezer, Freezer) else None
+        jobs, freezer = ctx.services.jobs, ctx.services.freezer
         clock = freezer.clock if freezer is not None else time.monotonic
         cap = args.timeout or DEFAULT_TIMEOUT
         left = ctx.cancel.time_left()
@@ -201,7 +192,7 @@ class BashTool:
                 jobs.spill_dir if jobs else default_spill_dir(),
                 sandbox=sandbox_for(ctx),
                 sandboxed=sandboxed,
-                scrubber=scrubber_for(ctx),
+                scrubber=ctx.services.redactor,
             )
         except OSError as exc:
             raise ToolError(f"Could not start the shell: {exc}") from exc
@@ -234,7 +225,7 @@ class BashTool:
             if jobs is None:
                 await proc.terminate()
                 return _finished(proc, jobs, killed_after=cap)
-            job = jobs.adopt(proc)
+            job: Job = jobs.adopt(proc)
             handed_off = True
             header = (
                 f"The command is still running after {cap:g} s; it continues as background job {job.id} "

@@ -46,7 +46,7 @@ class Gate(Protocol):
 
 
 class Freezer:
-    """Stops running tool processes while the gate is closed (``ctx.services["freezer"]``)."""
+    """Stops running tool processes while the gate is closed (``ctx.services.freezer``)."""
 
     def __init__(self, gate: Gate | None, jobs: JobManager | None = None, *, enabled: bool = True) -> None:
         self.enabled = enabled

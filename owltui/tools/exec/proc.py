@@ -25,33 +25,25 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import TextIO
 
 import anyio
 
+from owltui.agent.services import Sandbox, Scrubber
 from owltui.policy.sandbox.env import child_env
-from owltui.policy.sandbox.kernel import SandboxPolicy
 from owltui.text.sanitize import StreamSanitizer
 from owltui.tools.base import MAX_BYTES, MAX_LINES
 from owltui.tools.exec.procfs import MARK
-from owltui.tools.exec.reaper import REAPER, become_subreaper
+from owltui.tools.exec.reaper import REAPER
 from owltui.tools.exec.signals import group_alive as group_alive
 from owltui.tools.exec.signals import signal_group
+from owltui.tools.exec.subreaper import become_subreaper
 
 KILL_GRACE = 2.0
 HEAD_CHARS, HEAD_LINES = 20_000, 800
 TAIL_CHARS, TAIL_LINES = 20_000, 800
 PROGRESS_CHARS = 64_000
 HOLD_CHARS = 256  # an unfinished line is held back this far so a secret split between reads is seen whole
-
-
-class Scrubber(Protocol):
-    """What a sink needs of the session's redactor (``ctx.services["redactor"]``)."""
-
-    @property
-    def longest(self) -> int: ...
-
-    def scrub(self, text: str) -> str: ...
 
 
 def default_spill_dir() -> Path:
@@ -200,7 +192,7 @@ class Proc:
         cwd: Path,
         spill_dir: Path | None = None,
         *,
-        sandbox: SandboxPolicy | None = None,
+        sandbox: Sandbox | None = None,
         sandboxed: bool = True,
         scrubber: Scrubber | None = None,
     ) -> None:

@@ -1,12 +1,9 @@
-"""OwlTUI is the subreaper of what its tools start, so descendants that escape a command are seen.
+"""The reaper: which adopted processes belong to which command, and reaping them without stealing.
 
-A command that runs ``sleep 300 &``, ``nohup …`` or ``setsid …`` leaves processes behind when its
-shell ends (``setsid`` ones leave its process group at once). On Linux, OwlTUI makes itself a *child
-subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``, once, at the first process a tool starts): orphaned
-descendants are then re-parented to OwlTUI instead of init, where the ``Reaper`` finds them.
-
-What is ours. Every command's environment carries ``OWLTUI_PROC=<token>`` (``MARK``); a process
-that OwlTUI adopted (its child, but not a shell OwlTUI started itself) belongs to a command when
+OwlTUI is the subreaper of what its tools start (``subreaper``), so descendants that escape a
+command are re-parented to it. What is ours. Every command's environment carries
+``OWLTUI_PROC=<token>`` (``procfs.MARK``); a process that OwlTUI adopted (its child, but not a shell
+OwlTUI started itself) belongs to a command when
 
 - its environment carries that command's token, or
 - it was seen as a descendant of the command's shell while the command ran (pid + start time), or
@@ -26,12 +23,10 @@ its own children at once). Shells still owned by their ``Popen`` are never touch
 
 A daemon thread scans every ``SCAN_INTERVAL`` seconds while there is anything to watch (a command
 running, an escaped process alive, a zombie pending) and sleeps otherwise. Listeners hear about
-escaped processes found and ended (with the exit code ``waitpid`` gave); ``JobManager`` turns them
-into jobs. ``terminate_sync`` and ``stop_sync`` signal whole trees, following orphans as their
-parents die.
-
-Reading /proc lives in ``procfs`` and signalling (``stop_sync``, ``cont_sync``) in ``proc_signals``;
-their public names are importable from here too.
+escaped processes found and ended (``escapees``: with the exit code ``waitpid`` gave);
+``JobManager`` turns them into jobs. ``terminate_sync`` signals whole trees (``terminate``),
+following orphans as their parents die. Reading /proc lives in ``procfs``, signalling in
+``signals``.
 """
 
 from __future__ import annotations
@@ -41,97 +36,30 @@ import contextlib
 import itertools
 import logging
 import os
-import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Protocol
 
-from owltui.policy.sandbox.landlock import libc
-from owltui.tools.exec.procfs import MARK as MARK
-from owltui.tools.exec.procfs import Stat as Stat
-from owltui.tools.exec.procfs import children as children
+from owltui.tools.exec.escapees import Escapee, Listener, Origin
 from owltui.tools.exec.procfs import (
+    Stat,
+    children,
     children_files,
     descendants,
+    pid_alive,
     read_cmdline,
     read_environ,
     read_mark,
     read_stat,
 )
-from owltui.tools.exec.procfs import pid_alive as pid_alive
-from owltui.tools.exec.signals import cont_sync as cont_sync
-from owltui.tools.exec.signals import group_alive, signal_group, signal_pid
-from owltui.tools.exec.signals import stop_sync as stop_sync
+from owltui.tools.exec.signals import group_alive
+from owltui.tools.exec.terminate import TreeKill
 
 log = logging.getLogger(__name__)
 
-PR_SET_CHILD_SUBREAPER = 36
 SCAN_INTERVAL = 0.25
 LINGER = 5.0
 KILL_GRACE = 2.0
-
-# ---- the subreaper bit ----------------------------------------------------------------------------
-
-_subreaper_pid: int | None = None
-_subreaper_ok = False
-_subreaper_lock = threading.Lock()
-
-
-def become_subreaper() -> bool:
-    """Make this process the child subreaper (Linux; once per process, later calls are free).
-    False where it is not available: escaped processes then go to init and are not seen."""
-    global _subreaper_pid, _subreaper_ok
-    with _subreaper_lock:
-        if _subreaper_pid == os.getpid():
-            return _subreaper_ok
-        _subreaper_pid, _subreaper_ok = os.getpid(), False
-        if not sys.platform.startswith("linux"):
-            return False
-        try:
-            lib = libc()  # the sandbox's handles (prctl typed once)
-            if lib.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-                log.warning("PR_SET_CHILD_SUBREAPER failed: %s", os.strerror(lib.ctypes.get_errno()))
-                return False
-        except (OSError, AttributeError) as exc:
-            log.warning("PR_SET_CHILD_SUBREAPER unavailable: %s", exc)
-            return False
-        _subreaper_ok = True
-        return True
-
-
-# ---- the reaper -----------------------------------------------------------------------------------
-
-
-class Origin(Protocol):
-    """What the reaper reads of a command (``Proc``)."""
-
-    pid: int
-    pgid: int
-    command: str
-
-    @property
-    def shell_reaped(self) -> bool: ...
-
-
-@dataclass
-class Escapee:
-    """A process OwlTUI adopted from one of its commands (``token``)."""
-
-    pid: int
-    start: int
-    sid: int
-    token: str
-    command: str  # its own command line, from /proc
-    origin_command: str  # the command it escaped from
-    found: float  # time.time()
-    exit_code: int | None = None
-    ended: bool = False
-
-
-Listener = Callable[[Escapee], None]
 
 
 def _exit_code(status: int) -> int:
@@ -397,59 +325,19 @@ class Reaper:
         again for pids that show up as parents die; KILL what is left after ``grace`` s. Reaps the
         zombies and returns the seconds it took."""
         started = time.monotonic()
-        pgids = list(pgids)
-        signalled: set[int] = set()
-        everyone: dict[int, int] = {}  # pid -> start time: a pid reused meanwhile is not ours
-
-        def live(pid: int) -> bool:
-            st = read_stat(pid)
-            if st is None or not st.alive:
-                return False
-            return everyone.setdefault(pid, st.start) == st.start
-
-        def gather() -> set[int]:
-            more = collect()
-            with self._lock:
-                self._doomed.update(more)
-            alive = {p for p in set(everyone) | more if live(p)}
-            alive |= {p for p in descendants(alive) if live(p)}
-            with self._lock:
-                self._doomed.update(alive)
-            return alive
-
+        kill = TreeKill(list(pgids), collect, self._doom)
         try:
-            gather()  # before any signal (remembered in ``everyone``): a dying parent hands its
-            # children over to OwlTUI meanwhile, and one look could miss them in transit
-            for pgid in pgids:
-                signal_group(pgid, signal.SIGTERM)
-                signal_group(pgid, signal.SIGCONT)
-            deadline = started + grace
-            while True:
-                alive = gather()
-                for pid in alive - signalled:
-                    signal_pid(pid, signal.SIGTERM)
-                    signal_pid(pid, signal.SIGCONT)
-                signalled |= alive
-                groups = [g for g in pgids if group_alive(g)]
-                if not alive and not groups:
-                    break
-                if time.monotonic() >= deadline:
-                    end = time.monotonic() + 1.0
-                    while (alive or groups) and time.monotonic() < end:
-                        for pgid in groups:
-                            signal_group(pgid, signal.SIGKILL)
-                        for pid in alive:
-                            signal_pid(pid, signal.SIGKILL)
-                        time.sleep(0.005)
-                        alive = gather()
-                        groups = [g for g in pgids if group_alive(g)]
-                    break
-                time.sleep(0.005)
+            kill.run(started + grace)
             self.scan()
         finally:
             with self._lock:
-                self._doomed -= set(everyone)
+                self._doomed -= set(kill.everyone)
         return time.monotonic() - started
+
+    def _doom(self, pids: set[int]) -> None:
+        """These are being killed: a scan does not report them as found."""
+        with self._lock:
+            self._doomed.update(pids)
 
     def kill_all(self) -> None:
         """At exit: kill every escaped process still alive."""

@@ -88,7 +88,7 @@ class ReadTool:
 
     async def run(self, args: ReadParams, ctx: ToolContext) -> ToolOutput:
         path = resolve_path(ctx.workspace, args.path)
-        denied = ctx.service("read_filter")  # [deny] read rules: symlinks and hard links included
+        denied = ctx.services.read_filter  # [deny] read rules: symlinks and hard links included
         shown_name = display_path(ctx.workspace, path)
         offset = args.offset or 1
         limit = min(args.limit or MAX_LINES, MAX_LINES)

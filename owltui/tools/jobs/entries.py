@@ -13,9 +13,10 @@ from typing import Literal
 import anyio
 
 from owltui.agent.events import JobFinished, JobStarted
+from owltui.tools.exec.escapees import Escapee
 from owltui.tools.exec.proc import KILL_GRACE, Proc
 from owltui.tools.exec.procfs import read_stat
-from owltui.tools.exec.reaper import REAPER, Escapee
+from owltui.tools.exec.reaper import REAPER
 
 Clock = Callable[[], float]
 

@@ -1,4 +1,4 @@
-"""The ``JobManager`` (``ctx.services["jobs"]``): adopts commands as background jobs and lists the
+"""The ``JobManager`` (``ctx.services.jobs``): adopts commands as background jobs and lists the
 processes that escaped them, reports ``started``/``finished`` events in the event-loop thread, and
 kills every job and escaped process (on request, after an interrupt, at exit)."""
 
@@ -18,9 +18,11 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
+from owltui.agent.services import Scrubber
 from owltui.policy.sandbox.kernel import SandboxPolicy
-from owltui.tools.exec.proc import Proc, Scrubber, default_spill_dir
-from owltui.tools.exec.reaper import REAPER, Escapee
+from owltui.tools.exec.escapees import Escapee
+from owltui.tools.exec.proc import Proc, default_spill_dir
+from owltui.tools.exec.reaper import REAPER
 from owltui.tools.jobs.entries import AnyJob, Clock, EscapedJob, Job, JobEvent, JobInfo, escaped_note
 
 log = logging.getLogger(__name__)

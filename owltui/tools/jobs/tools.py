@@ -1,6 +1,6 @@
 """Background jobs: commands that outlived their ``bash`` call, and the ``job_output``/``job_kill`` tools.
 
-The ``JobManager`` (``ctx.services["jobs"]``) owns them: it reports ``started``/``finished`` events
+The ``JobManager`` (``ctx.services.jobs``) owns them: it reports ``started``/``finished`` events
 to the host (which turns ``finished`` into an aside that wakes an idle agent), lists jobs for the
 UI and kills every process group when OwlTUI exits.
 
@@ -11,7 +11,7 @@ the host neither waits for them (print mode) nor wakes the agent when they end; 
 with ``job_kill`` and at exit. ``still_running()`` lists both kinds after an interrupt.
 
 This module owns the ``job_output``/``job_kill`` tools and the results they return; the jobs
-themselves live in ``job_entries`` and the manager in ``job_manager``, both importable from here.
+themselves live in ``entries`` (importable from here) and the manager in ``manager``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 import anyio
 from pydantic import Field
 
+from owltui.agent.services import BackgroundJobs
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 from owltui.tools.base import Params
 from owltui.tools.jobs.entries import AnyJob as AnyJob
@@ -32,22 +33,21 @@ from owltui.tools.jobs.entries import Job as Job
 from owltui.tools.jobs.entries import JobEvent as JobEvent
 from owltui.tools.jobs.entries import JobInfo as JobInfo
 from owltui.tools.jobs.entries import escaped_note as escaped_note
-from owltui.tools.jobs.manager import JobManager
 
 MAX_WAIT = 600.0
 DEFAULT_WAIT = 90.0
 
 
-def job_manager(ctx: ToolContext) -> JobManager:
-    jobs = ctx.service("jobs")
-    if not isinstance(jobs, JobManager):
+def job_manager(ctx: ToolContext) -> BackgroundJobs:
+    jobs = ctx.services.jobs
+    if jobs is None:
         raise ToolError("Background jobs are not available in this session.")
     return jobs
 
 
-def _get_job(ctx: ToolContext, job_id: str) -> tuple[JobManager, AnyJob]:
+def _get_job(ctx: ToolContext, job_id: str) -> tuple[BackgroundJobs, AnyJob]:
     jobs = job_manager(ctx)
-    job = jobs.get(job_id)
+    job: AnyJob | None = jobs.get(job_id)
     if job is None:
         raise ToolError(f"There is no job {job_id!r}. {jobs.describe()}")
     return jobs, job

@@ -1,4 +1,5 @@
-"""Which MCP servers a session starts: ``.mcp.json`` files, ``[mcp.servers.NAME]`` tables, approvals.
+"""The MCP server entry format: ``mcpServers`` entries (``.mcp.json``, ``[mcp.servers.NAME]``)
+parsed and expanded into ``ServerSpec``s, and the user config's ``[mcp]`` table (``McpSettings``).
 
 The format is the ecosystem's (Claude Code, Cursor, ...)::
 
@@ -12,26 +13,18 @@ The format is the ecosystem's (Claude Code, Cursor, ...)::
 the server) and expands to nothing. Optional per-server keys: ``cwd`` (relative to the workspace),
 ``timeout`` (seconds to connect and list tools), ``tool_timeout`` (seconds per call), ``disabled``.
 
-Sources, later ones overriding earlier ones by server name: the user config's ``[mcp.servers]``,
-the workspace's ``.mcp.json`` and ``--mcp-config FILE``. A workspace's ``.mcp.json`` is used only
-once the user approved it (``McpApprovals``: workspace path -> SHA-256 of the file; a changed file
-needs a new approval), because a cloned repository must not start programs on its own. Print mode
-cannot ask: it needs ``--mcp-config FILE`` (naming a file is approving it) or an earlier approval.
-
-Nothing here imports the MCP SDK (it costs about a second): this runs on the start-up path.
+Which files a session reads and in what order is ``selection``; which workspace files the user
+approved is ``approvals``. Nothing here imports the MCP SDK (it costs about a second): this runs on
+the start-up path.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import math
 import os
 import re
-import tempfile
-import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -40,7 +33,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from owltui.policy.permissions.mcp_names import server_key
 
-PROJECT_FILE = ".mcp.json"
 DEFAULT_STARTUP_TIMEOUT = 15.0
 # what a stdio server inherits of OwlTUI's environment (the SDK's list plus locale, time zone,
 # temp dir); everything else, API keys above all, only if its entry names it in "env"
@@ -267,173 +259,3 @@ def read_file(path: Path) -> tuple[bytes, Any]:
         return raw, json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"it is not valid JSON ({exc})") from None
-
-
-def digest(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
-
-
-# ---- approvals -----------------------------------------------------------------------------------
-class McpApprovals:
-    """Which workspace ``.mcp.json`` files the user approved (or declined), by content hash.
-
-    A JSON file ``{"workspaces": {"/abs/path": {"sha256": ..., "approved": bool, "at": epoch}}}``,
-    normally ``<data dir>/mcp-approvals.json``; rewritten atomically. A file that cannot be read
-    counts as empty (nothing approved)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def _load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        spaces = data.get("workspaces") if isinstance(data, dict) else None
-        return spaces if isinstance(spaces, dict) else {}
-
-    def decision(self, workspace: Path, sha256: str) -> bool | None:
-        """True/False when the user decided on exactly this content of the workspace's file."""
-        entry = self._load().get(str(workspace.resolve()))
-        if (
-            isinstance(entry, dict)
-            and entry.get("sha256") == sha256
-            and isinstance(entry.get("approved"), bool)
-        ):
-            return bool(entry["approved"])
-        return None
-
-    def record(self, workspace: Path, sha256: str, approved: bool) -> None:
-        """Remember the decision (raises OSError when the file cannot be written)."""
-        spaces = self._load()
-        spaces[str(workspace.resolve())] = {"sha256": sha256, "approved": approved, "at": int(time.time())}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".mcp-approvals-", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"workspaces": spaces}, fh, indent=1, sort_keys=True)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-
-
-@dataclass
-class ProjectFile:
-    """The workspace's ``.mcp.json`` as the approval question shows it."""
-
-    path: Path
-    sha256: str
-    servers: list[str]  # names, as written
-    decision: bool | None  # None: never decided on this content
-    error: str | None = None  # why it cannot be used (not JSON, wrong shape)
-    data: Any = field(default=None, repr=False)  # the parsed document: the content ``sha256`` names
-
-    def question(self) -> str:
-        listed = "\n".join(f"  {name}" for name in self.servers)
-        return (
-            f"{self.path} defines MCP servers that OwlTUI would start as programs or connect to:\n"
-            f"{listed}\nUse them in this workspace? (asked again if the file changes)"
-        )
-
-
-def project_file(workspace: Path, approvals: McpApprovals | None) -> ProjectFile | None:
-    """The workspace's ``.mcp.json`` and what the user decided about it; None when there is none."""
-    path = workspace / PROJECT_FILE
-    if not path.is_file():
-        return None
-    try:
-        raw, data = read_file(path)
-    except ValueError as exc:
-        return ProjectFile(path, "", [], None, str(exc))
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    if not isinstance(servers, dict):
-        return ProjectFile(path, digest(raw), [], None, 'expected an object with "mcpServers"')
-    sha = digest(raw)
-    decided = approvals.decision(workspace, sha) if approvals is not None else None
-    return ProjectFile(path, sha, [str(n) for n in servers], decided, data=data)
-
-
-def approve_project(workspace: Path, approvals: McpApprovals, approved: bool = True) -> ProjectFile | None:
-    """Record the user's answer for the workspace's current ``.mcp.json`` (the ``/mcp approve`` and
-    ``/mcp decline`` commands, or the start-up question). Returns the file as decided."""
-    found = project_file(workspace, approvals)
-    if found is None or found.error is not None:
-        return found
-    approvals.record(workspace, found.sha256, approved)
-    found.decision = approved
-    return found
-
-
-# ---- everything together -------------------------------------------------------------------------
-def _merge(into: dict[str, ServerSpec], found: Iterable[ServerSpec], notices: list[str]) -> None:
-    for spec in found:
-        old = into.get(spec.name)
-        if old is not None:
-            notices.append(f"MCP server '{spec.name}' from {spec.origin} replaces the one from {old.origin}")
-        into[spec.name] = spec
-
-
-def load_mcp_servers(
-    workspace: Path,
-    user_servers: Mapping[str, Any] | None,
-    explicit_file: Path | None,
-    approved_store: McpApprovals | None,
-    env: Mapping[str, str] | None = None,
-) -> tuple[list[ServerSpec], list[str]]:
-    """The servers to start and the notices to show (one line each).
-
-    ``user_servers``: the user config's ``[mcp.servers]`` tables. ``explicit_file``: ``--mcp-config``
-    (raises ``McpConfigError`` when it is missing or not valid). The workspace's ``.mcp.json`` is
-    used when ``explicit_file`` is that file or ``approved_store`` holds an approval of its current
-    content; otherwise a notice says how to approve it. Servers whose names clash once made fit for
-    tool names are notices too; the result is sorted by key."""
-    env = dict(os.environ if env is None else env)
-    workspace = workspace.resolve()
-    notices: list[str] = []
-    chosen: dict[str, ServerSpec] = {}
-    user = [
-        parse_server(str(name), raw, "user config", workspace, env, notices)
-        for name, raw in (user_servers or {}).items()
-    ]
-    _merge(chosen, [s for s in user if s is not None], notices)
-
-    explicit = explicit_file.expanduser().resolve() if explicit_file is not None else None
-    project = project_file(workspace, approved_store)
-    if project is not None and project.path.resolve() != explicit:
-        label = f"{project.path.name} in {workspace}"
-        if project.error is not None:
-            notices.append(f"{label} is not used: {project.error}")
-        elif project.decision is True:  # the servers of the content approved, not of a second read
-            _merge(chosen, parse_servers(project.data, str(project.path), workspace, env, notices), notices)
-        elif project.decision is False and project.servers:
-            notices.append(
-                f"{label} is not used: you declined its MCP servers "
-                f"({', '.join(project.servers)}); /mcp approve to use them"
-            )
-        elif project.decision is None and project.servers:
-            notices.append(
-                f"{label} defines MCP servers ({', '.join(project.servers)}) that are not "
-                "started until you approve the file: /mcp approve in the TUI, or pass "
-                f"--mcp-config {PROJECT_FILE}"
-            )
-    if explicit is not None:
-        try:
-            _, data = read_file(explicit)
-            found = parse_servers(data, str(explicit), workspace, env, notices)
-        except ValueError as exc:
-            raise McpConfigError(f"--mcp-config {explicit_file}: {exc}") from None
-        _merge(chosen, found, notices)
-
-    by_key: dict[str, ServerSpec] = {}
-    for spec in chosen.values():
-        other = by_key.get(spec.key)
-        if other is not None:
-            notices.append(
-                f"MCP server '{spec.name}' is not used: its tool names would clash with "
-                f"'{other.name}' (both become mcp__{spec.key}__...)"
-            )
-            continue
-        by_key[spec.key] = spec
-    return [by_key[k] for k in sorted(by_key)], notices

@@ -15,14 +15,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from owltui.tools.mcp.config import (
-    McpApprovals,
-    McpSettings,
-    approve_project,
-    load_mcp_servers,
-    parse_servers,
-    project_file,
-)
+from owltui.tools.mcp.approvals import McpApprovals, approve_project, project_file
+from owltui.tools.mcp.config import McpSettings, parse_servers
+from owltui.tools.mcp.selection import load_mcp_servers
 from owltui.tools.mcp.source import McpSource
 
 APPROVALS_FILE = "mcp-approvals.json"

@@ -91,7 +91,7 @@ class GrepTool:
             cmd += ["--glob", args.glob.strip()]
         cmd += [*plan.args, "--regexp", args.pattern, "--", rg_arg(search, ctx.workspace)]
         out = GrepOutput(ctx.workspace, base, plan.check)
-        out.denied = ctx.service("read_filter")
+        out.denied = ctx.services.read_filter
 
         def work(stop: threading.Event) -> tuple[int, str]:
             if not os.path.exists(search):  # a glob naming a directory that is not there
@@ -223,7 +223,7 @@ class FindTool:
         root = _search_root(ctx, args.path)
         if not root.is_dir():
             raise ToolError(f"{display_path(ctx.workspace, root)} is not a directory.")
-        denied = ctx.service("read_filter")
+        denied = ctx.services.read_filter
         found = await in_thread(lambda stop: _find(args.pattern, root, ctx.workspace, stop, denied), ctx)
         if not found:
             return ToolOutput(f"No files match {args.pattern!r}.", details={"count": 0, "no_spill": True})
