@@ -1,4 +1,4 @@
-"""Checkpoints: the workspace's files before each user turn, and rewinding them (issue 14, item 3).
+"""Checkpoints: the workspace's files before each user turn, and rewinding them.
 
 A ``CheckpointStore`` keeps a *shadow* git object store in a directory of the session (for example
 ``<session dir>/checkpoints.git``) and drives the ``git`` program with its own ``GIT_DIR``,

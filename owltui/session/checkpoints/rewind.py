@@ -1,4 +1,4 @@
-"""Checkpoints in a session, and rewinding files and conversation (issue 14, item 3).
+"""Checkpoints in a session, and rewinding files and conversation.
 
 ``Checkpointing`` is what the runtime wires: a ``CheckpointStore`` kept in the session directory
 (``<session file without .jsonl>/checkpoints.git``; a temporary directory with ``--no-session``),

@@ -35,7 +35,7 @@ class JobEvent:
     pid: int | None = None
 
     def to_event(self) -> JobStarted | JobFinished:
-        """The CONTRACTS section 3 event (``job_started`` / ``job_finished``); for an escaped process
+        """The contract event (``job_started`` / ``job_finished``); for an escaped process
         ``escaped`` and ``pid`` go along once the event types have those fields."""
         cls: type[JobStarted] | type[JobFinished] = JobStarted if self.kind == "started" else JobFinished
         extra: dict[str, object] = {}
