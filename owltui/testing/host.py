@@ -1,14 +1,17 @@
 """``LocalRuntime``: a bare agent host for tests and benches (the ``Host`` the command layer and the
 front ends use, without sessions, real tools, permissions or model switching).
 
-The real runtime is ``owltui.session.runtime.runtime.Runtime``. Here switching models and compaction raise
-``Unavailable`` (the command layer words that for the user); approvals exist but nothing asks. The
-input history lives in memory unless a directory is given; ``@`` completion lists the workspace.
+The real runtime is ``owltui.session.runtime.runtime.Runtime``. Here switching models or sessions and
+compaction raise ``Unavailable`` (the command layer words that for the user); it has no session
+file, checkpoints, MCP servers, jobs or freezer (those members are None), runs no work in the
+background (``spawn`` is False: the front end awaits it) and a pause only parks unless asked to
+freeze. Approvals exist but nothing asks. The input history lives in memory unless a directory is
+given; ``@`` completion lists the workspace.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Coroutine
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -23,14 +26,19 @@ from owltui.agent.events import Paused, Resumed
 from owltui.agent.model import Model
 from owltui.agent.pause import PauseGate
 from owltui.session.approvals import ApprovalBroker
-from owltui.session.commands.host import host_state
+from owltui.session.commands.host import Host, ModelSources, host_state
 from owltui.session.commands.spec import Unavailable
 from owltui.session.stats import RunStats
 from owltui.session.store.sessions import SessionInfo
 
 if TYPE_CHECKING:
+    from owltui.session.checkpoints.rewind import Checkpointing
     from owltui.session.input.history import InputHistory
-    from owltui.session.input.mentions import MentionCompleter
+    from owltui.session.input.mention_completion import MentionCompleter
+    from owltui.session.store.store import SessionStore
+    from owltui.tools.exec.freeze import Freezer
+    from owltui.tools.jobs.manager import JobManager
+    from owltui.tools.mcp.source import McpSource
 
 
 class MemoryInputHistory:
@@ -63,6 +71,13 @@ class LocalRuntime:
     """An agent bound to a task group; no session. ``gate`` defaults to a private one. Like the real
     runtime it reports the gate's changes as ``paused`` / ``resumed`` events while it runs."""
 
+    store: SessionStore | None = None
+    checkpoints: Checkpointing | None = None
+    mcp: McpSource | None = None
+    jobs: JobManager | None = None
+    freezer: Freezer | None = None
+    model_sources: ModelSources | None = None
+
     def __init__(
         self,
         model: Model,
@@ -89,7 +104,7 @@ class LocalRuntime:
         self.model_label = label or f"scripted:{model.name}"
         self.session_id: str | None = None
         self._tg: TaskGroup | None = None
-        self._stop_gate = lambda: None
+        self._stop_gate: Callable[[], None] = lambda: None
 
     @property
     def workspace(self) -> Path:
@@ -105,7 +120,7 @@ class LocalRuntime:
 
     @cached_property
     def mentions(self) -> MentionCompleter:
-        from owltui.session.input.mentions import MentionCompleter
+        from owltui.session.input.mention_completion import MentionCompleter
 
         return MentionCompleter(self.workspace)
 
@@ -115,8 +130,14 @@ class LocalRuntime:
     def require(self, tool: str, reason: str = "") -> None:
         self.requirement.set(tool, reason)
 
+    def pause(self, freeze: bool | None = None) -> bool:
+        return self.gate.pause(freeze=freeze is not False)
+
     def set_model(self, spec: str) -> None:
         raise Unavailable("switching models is not available here")
+
+    def switch_session(self, target: str) -> None:
+        raise Unavailable("switching sessions needs a saved session (this one runs with --no-session)")
 
     def new_session(self) -> None:
         from owltui.agent.history import MemoryHistory
@@ -131,6 +152,9 @@ class LocalRuntime:
 
     def state(self) -> dict[str, Any]:
         return host_state(self)
+
+    def spawn(self, fn: Callable[[], Coroutine[Any, Any, Any]], name: str = "") -> bool:
+        return False
 
     def _on_gate(self, paused: bool, seconds: float | None) -> None:
         self.emitter.emit(Paused() if paused else Resumed(paused_ms=round((seconds or 0.0) * 1000)))
@@ -150,3 +174,6 @@ class LocalRuntime:
         assert self._tg is not None
         self._tg.cancel_scope.cancel()
         return await self._tg.__aexit__(et, e, tb)
+
+
+_LOCAL_RUNTIME_IS_A_HOST: type[Host] = LocalRuntime  # mypy proves it satisfies the protocol

@@ -30,6 +30,7 @@ from rich.text import Text
 from owltui.session.approvals import is_rerun
 
 if TYPE_CHECKING:
+    from owltui.policy.permissions.model import Review
     from owltui.session.commands.layer import Commands
     from owltui.session.commands.spec import Reply
 
@@ -170,7 +171,7 @@ def _value(value: Any) -> str:
 
 
 def build_view(
-    call_id: str, name: str, arguments: dict[str, Any], review: Any = None, reason: str = ""
+    call_id: str, name: str, arguments: dict[str, Any], review: Review | None = None, reason: str = ""
 ) -> ApprovalView:
     """What the approval of ``name(arguments)`` shows. ``review``: the permission policy's ``Review``
     (``notes``, ``rules``, ``forced``), when known; ``reason``: the policy's one-line reason."""
@@ -244,12 +245,12 @@ def build_view(
         view.choices = [("y", "run once without the sandbox", "allow"), ("n", "keep it blocked", "deny")]
         return view
     view.choices = [("y", "allow once", "allow"), ("a", "always", "always"), ("n", "deny", "deny")]
-    notes = [visible(str(n), keep="") for n in getattr(review, "notes", None) or []]
     if review is not None:
+        notes = [visible(str(n), keep="") for n in review.notes]
         view.why = notes or [f"no allow rule covers this {shown_name} call in this permission mode"]
-        if getattr(review, "forced", False):
+        if review.forced:
             view.why.append("this asks in every permission mode, --yes included")
-        rules = [str(r) for r in getattr(review, "rules", None) or []]
+        rules = [str(r) for r in review.rules]
         if rules:
             listed = ", ".join(visible(json.dumps(r, ensure_ascii=False), keep="") for r in rules)
             view.always = f"saves {shown_name} = [{listed}] in {RULES_FILE}"

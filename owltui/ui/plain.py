@@ -29,6 +29,8 @@ from owltui.ui.approval import answer_approval, build_view, parse_answer, plain_
 from owltui.ui.text import StreamCleaner, clean, summarize_args
 
 if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+
     from owltui.session.runtime.options import Options
 
 Write = Callable[[str], None]
@@ -242,7 +244,7 @@ class PlainRepl:
             return "paused> "
         return "steer> " if self.agent.running else "> "
 
-    async def run(self, prompt: str | None = None, *, session: Any = None) -> int:
+    async def run(self, prompt: str | None = None, *, session: PromptSession[str] | None = None) -> int:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.history import FileHistory, InMemoryHistory
         from prompt_toolkit.patch_stdout import patch_stdout
@@ -253,7 +255,7 @@ class PlainRepl:
                 self.history_file.parent.mkdir(parents=True, exist_ok=True)
                 history = FileHistory(str(self.history_file))
             session = PromptSession(history=history)
-        if getattr(session, "key_bindings", None) is None:
+        if session.key_bindings is None:
             session.key_bindings = self.key_bindings()
         unsubscribe = self.runtime.emitter.subscribe(self.printer)
         try:
@@ -307,11 +309,9 @@ def run_plain(options: Options, prompt: str | None = None) -> int:
     return code
 
 
-def resume_line(runtime: Any) -> str | None:
+def resume_line(runtime: Host) -> str | None:
     """What to type to come back to this session (None when nothing was saved)."""
-    sid = runtime.session_id
-    store = getattr(runtime, "store", None)
-    path = getattr(store, "path", None)
-    if not sid or not isinstance(path, Path) or not path.exists():
+    sid, store = runtime.session_id, runtime.store
+    if not sid or store is None or not store.path.exists():
         return None
     return f"Resume this session with: owltui --resume {sid}"

@@ -1,9 +1,9 @@
 """Work a command starts that outlives its reply: a ``!`` command, ``/init``.
 
-Such work runs in the host's task group when the host offers ``spawn`` (the real runtime does), so
-nothing a front end does with the reply - drop it, cancel the worker that awaits it - can stop it;
-its progress reaches the user as events and the reply comes back at once. A host without ``spawn``
-(a bare test host) gets the work as the reply's ``then``, awaited by the front end.
+Such work runs in the host's task group when the host's ``spawn`` takes it (the real runtime's does),
+so nothing a front end does with the reply - drop it, cancel the worker that awaits it - can stop it;
+its progress reaches the user as events and the reply comes back at once. Where ``spawn`` declines
+(a bare test host, a runtime not started) the work is the reply's ``then``, awaited by the front end.
 
 Each piece of work has a key and a cancel token; ``abort`` cancels them all.
 """
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 from weakref import WeakKeyDictionary
 
 from owltui.agent.cancel import CancelToken
+from owltui.session.commands.host import Host
 from owltui.session.commands.spec import Reply
 
 log = logging.getLogger(__name__)
@@ -24,7 +24,7 @@ Work = Callable[[CancelToken], Awaitable[Reply]]
 
 
 class Background:
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: Host) -> None:
         self._host = host
         self._tokens: dict[str, CancelToken] = {}
 
@@ -54,8 +54,7 @@ class Background:
         async def detached() -> None:
             await guarded()
 
-        spawn = getattr(self._host, "spawn", None)
-        if callable(spawn) and spawn(detached, key):
+        if self._host.spawn(detached, key):
             return None
         return guarded()
 
@@ -67,10 +66,10 @@ class Background:
         return len(tokens)
 
 
-_REGISTRY: WeakKeyDictionary[Any, Background] = WeakKeyDictionary()
+_REGISTRY: WeakKeyDictionary[Host, Background] = WeakKeyDictionary()
 
 
-def background(host: Any) -> Background:
+def background(host: Host) -> Background:
     """The one ``Background`` of a host (shared by every front end on it)."""
     found = _REGISTRY.get(host)
     if found is None:

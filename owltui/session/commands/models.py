@@ -1,19 +1,20 @@
-"""``/model`` with no argument: a picker of the models this host can switch to - the catalog's models
-of every provider with a key (and of the current one), and the models a local OpenAI-compatible
-server says it serves (``/v1/models``, asked in a worker thread). A choice runs ``/model SPEC``.
+"""``/model SPEC`` switches the model (from the next call on); ``/model`` alone names it and offers a
+picker of the models this host can switch to - the catalog's models of every provider with a key
+(and of the current one), and the models a local OpenAI-compatible server says it serves
+(``/v1/models``, asked in a worker thread). A choice runs ``/model SPEC``.
 
-A host without ``env`` (a bare test host) offers nothing to choose: the reply names the model.
-The context window a status bar shows comes from ``context_window``: the run's configured window
-(``--context-window``, config, the catalog's entry for the model), else the model's catalog entry.
+A host without ``model_sources`` (a bare test host) offers nothing to choose: the reply names the
+model. The context window a status bar shows comes from ``context_window``: the agent's window, which
+the runtime resolves for each model it switches to (``--context-window``, config, the catalog's entry).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from owltui.session.commands.spec import Context, Pick, Reply
+from owltui.session.commands.host import Host, ModelSources
+from owltui.session.commands.spec import Args, CommandError, Context, Pick, Reply, Unavailable
 from owltui.session.describe import model_display
 
 PROBE_TIMEOUT = 0.5  # seconds a local server has to answer
@@ -25,16 +26,10 @@ class ModelChoice:
     label: str
 
 
-def context_window(host: Any) -> int | None:
+def context_window(host: Host) -> int | None:
     """The model's context window in tokens, or None when nobody knows it."""
-    config = host.agent.config
-    window = getattr(config, "context_window", None)
-    if isinstance(window, int) and window > 0:
-        return window
-    info = getattr(config.model, "info", None)
-    window = getattr(info, "context_window", None)
-    known = getattr(info, "known", True)
-    return window if isinstance(window, int) and window > 0 and known else None
+    window = host.agent.config.context_window
+    return window if window is not None and window > 0 else None
 
 
 def _price(value: float) -> str:
@@ -64,19 +59,12 @@ def catalog_choices(env: Mapping[str, str], current: str) -> list[ModelChoice]:
     return out
 
 
-def local_urls(host: Any) -> list[str]:
+def local_urls(sources: ModelSources) -> list[str]:
     """Where a local OpenAI-compatible server may be: the base URL in use for ``openai`` (when it is
     not OpenAI's own), ``OPENAI_BASE_URL``, and the default local address (Ollama's)."""
     from owltui.providers.resolve import LOCAL_BASE_URL
 
-    env: Mapping[str, str] = host.env
-    options, config = getattr(host, "options", None), getattr(host, "config", None)
-    urls = [
-        getattr(options, "base_url", None),
-        getattr(config, "base_url", None),
-        env.get("OPENAI_BASE_URL"),
-        LOCAL_BASE_URL,
-    ]
+    urls = [*sources.base_urls, sources.env.get("OPENAI_BASE_URL"), LOCAL_BASE_URL]
     seen: list[str] = []
     for url in urls:
         if url and "api.openai.com" not in url and "api.anthropic.com" not in url and url not in seen:
@@ -100,16 +88,16 @@ def pick_model(ctx: Context) -> Reply:
     host = ctx.host
     current = host.model_label
     head = f"model: {model_display(current)}"
-    env = getattr(host, "env", None)
-    if not isinstance(env, Mapping):
+    sources = host.model_sources
+    if sources is None:
         return Reply(head)
-    urls = local_urls(host)
+    urls = local_urls(sources)
 
     async def choose() -> Reply:
         import anyio.to_thread
 
         local = await anyio.to_thread.run_sync(local_choices, urls)
-        choices = catalog_choices(env, current)
+        choices = catalog_choices(sources.env, current)
         known = {c.spec for c in choices}
         choices += [c for c in local if c.spec not in known]
         if not choices:
@@ -133,3 +121,14 @@ def pick_model(ctx: Context) -> Reply:
         )
 
     return Reply(head, then=choose())
+
+
+def model(ctx: Context, a: Args) -> Reply:
+    if a["spec"]:
+        try:
+            ctx.host.set_model(a["spec"])
+        except Unavailable:
+            raise
+        except Exception as exc:
+            raise CommandError(f"cannot switch model: {exc}") from exc
+    return Reply(f"model: {model_display(ctx.host.model_label)}")

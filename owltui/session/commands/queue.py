@@ -1,5 +1,5 @@
-"""Queued messages, item by item (issue 14, item 2): edit, remove and move one by its id, paused or
-not, until the moment the loop delivers it; and steering sent "now" (item 6).
+"""Queued messages, item by item: edit, remove and move one by its id, paused or not, until the
+moment the loop delivers it; ``/queue`` lists them with their ids.
 
 What the front ends call (the TUI's queue panel, RPC): ``queue_edit {id, text}``,
 ``queue_remove {id}``, ``queue_move {id, lane?, before?}``. Each answers ``ok: false`` with the

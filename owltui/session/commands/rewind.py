@@ -29,7 +29,7 @@ WHAT = ("both", "files", "conversation")
 
 
 def _checkpointing(ctx: Context, verb: str) -> Checkpointing:
-    cps: Checkpointing | None = getattr(ctx.host, "checkpoints", None)
+    cps = ctx.host.checkpoints
     if cps is None:
         raise Unavailable(
             "checkpoints are not taken in this session (config checkpoints = false, or "

@@ -6,13 +6,11 @@ Both answer with ``clear_view``: the front end empties its conversation and draw
 says what happened: ``session_id``, and ``resumed`` for a switch.
 
 Switching is the host's ``switch_session(id)`` (``Runtime.switch_session``): the queue in the inbox
-goes along, the session's own undelivered messages come back. A host without it (a bare test host)
-cannot switch.
+goes along, the session's own undelivered messages come back. A host that cannot switch (a bare test
+host, which also lists no saved sessions to pick from) raises ``Unavailable``.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from owltui.session.commands.spec import Args, CommandError, Context, Pick, Reply, Unavailable
 from owltui.session.store.sessions import format_listing
@@ -75,17 +73,13 @@ def pick_session(ctx: Context) -> Reply:
     """``/sessions`` alone: the listing, and a picker of the other sessions (a choice switches)."""
     infos = [i for i in ctx.host.saved_sessions() if i.id != ctx.host.session_id]
     text = _listing(ctx)
-    if not infos or not _can_switch(ctx.host):
+    if not infos:
         return Reply(f"{text}\n(resume one with: owltui --resume ID)")
     rows = format_listing(infos).splitlines()
     return Reply(
         f"{text}\n(/sessions ID switches to one)",
         pick=Pick("Switch to which session?", [i.id for i in infos], "sessions", labels=tuple(rows)),
     )
-
-
-def _can_switch(host: Any) -> bool:
-    return callable(getattr(host, "switch_session", None))
 
 
 def sessions(ctx: Context, a: Args) -> Reply:
@@ -96,11 +90,8 @@ def sessions(ctx: Context, a: Args) -> Reply:
     current = host.session_id
     if current is not None and (target == current or current.startswith(target)):
         return Reply(f"already in session {current}")
-    switch = getattr(host, "switch_session", None)
-    if not callable(switch):
-        raise Unavailable("switching sessions needs a saved session (this one runs with --no-session)")
     try:
-        switch(target)
+        host.switch_session(target)
     except (CommandError, Unavailable):
         raise
     except Exception as exc:  # SessionError and friends: one sentence

@@ -1,23 +1,30 @@
 """Every command, declared once: the slash commands of the TUI and plain mode and the commands of RPC
-mode (CONTRACTS section 2). ``/help``, completion after ``/``, the TUI's command palette and
-docs/rpc.md's command table are all made from ``COMMANDS``; front ends only parse input into a call
-and show the ``Reply``.
+mode. ``/help``, completion after ``/``, the TUI's command palette and docs/rpc.md's command table
+are all made from ``COMMANDS``, in its order; front ends only parse input into a call and show the
+``Reply``. The commands' functions live with their kind (``messages``, ``controls``, ``queue``,
+``models``, ``switching``, ``upkeep``, ``rewind``, ``mcp``); the front end's own (``/theme``,
+``/help``, ``/quit``) are here, ``/help`` because it reads the table.
 
-To add a command: write its function (``Context``, arguments) -> ``Reply`` here, add one ``Command``
-to ``COMMANDS`` (a slash name, an RPC name, or both), and regenerate the RPC table if it has an RPC
-name (``python -m owltui.session.commands --rpc-table``).
+To add a command: write its function (``Context``, arguments) -> ``Reply`` in the module of its kind,
+add one ``Command`` to ``COMMANDS`` (a slash name, an RPC name, or both), and regenerate the RPC table
+if it has an RPC name (``python -m owltui.session.commands --rpc-table``).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from owltui.agent.cancel import CancelToken
-from owltui.agent.inbox import QueueLane
 from owltui.agent.requirement import MAX_ESCALATIONS
-from owltui.session.commands.background import background
+from owltui.session.commands.controls import (
+    approve,
+    clear_requirement,
+    get_state,
+    pause,
+    pick_tool,
+    require,
+    resume,
+)
 from owltui.session.commands.mcp import mcp, mcp_status
-from owltui.session.commands.models import pick_model
+from owltui.session.commands.messages import STEER_OR_FOLLOW_UP, abort, lane_push, prompt, shell, steer_now
+from owltui.session.commands.models import model, pick_model
 from owltui.session.commands.queue import queue_edit, queue_list, queue_move, queue_remove
 from owltui.session.commands.rewind import WHAT, checkpoints, pick_checkpoint, rewind, rewind_slash, undo
 from owltui.session.commands.spec import (
@@ -26,221 +33,13 @@ from owltui.session.commands.spec import (
     Command,
     CommandError,
     Context,
-    Handler,
     Pick,
     Reply,
     Unavailable,
     help_lines,
 )
 from owltui.session.commands.switching import QUEUE_CHOICES, new, pick_new, pick_session, sessions
-from owltui.session.describe import model_display
-
-if TYPE_CHECKING:
-    from owltui.session.input.mentions import Expansion
-
-STEER_OR_FOLLOW_UP = ("steer", "follow_up")
-REQUIRE_OFF = "off"  # /require off: drop the requirement (unless a tool is named "off")
-
-
-# ---- messages ------------------------------------------------------------------------------
-def _mentions(ctx: Context, text: str) -> Expansion:
-    """``text`` with its ``@path`` mentions attached (the agent's workspace and read filter)."""
-    from owltui.session.input.mentions import attach_mentions
-
-    return attach_mentions(ctx.host.agent, text)
-
-
-def _sent(expansion: Expansion, data: dict[str, Any] | None = None) -> Reply:
-    """The reply to a message: what its mentions attached (``attached``) and what they did not."""
-    data = dict(data or {})
-    if expansion.attachments:
-        data["attached"] = expansion.attached
-    failed = expansion.notes or any(a.error for a in expansion.attachments)
-    return Reply(expansion.summary(), "warning" if failed else "info", data=data)
-
-
-def prompt(ctx: Context, a: Args) -> Reply:
-    agent = ctx.host.agent
-    lane: QueueLane | None = a["as"]
-    if agent.running and lane is None:
-        raise CommandError('a run is in progress: send it with "as": "steer" or "follow_up", or abort first')
-    sent = _mentions(ctx, a["text"])
-    if not agent.running and agent.prompt(sent.text):
-        return _sent(sent)
-    if lane is None:
-        raise CommandError('a run is starting: send it with "as": "steer" or "follow_up"')
-    item = ctx.host.inbox.push(lane, sent.text, immediate=a.get("immediate", False))
-    return _sent(sent, {"queued": lane, "queue_id": item.id})
-
-
-def steer_now(ctx: Context, a: Args) -> Reply:
-    """``/now TEXT`` (the TUI's steer-now key: ``Commands.send(text, "immediate")``): steering that
-    skips the calls of the running batch not yet started, for this message only."""
-    return prompt(ctx, {"text": a["text"], "as": "steer", "immediate": True})
-
-
-def _lane(lane: QueueLane, mentions: bool = True) -> Handler:
-    def push(ctx: Context, a: Args) -> Reply:
-        immediate = a.get("immediate", False)
-        if not mentions:
-            item = ctx.host.inbox.push(lane, a["text"])
-            return Reply(data={"queue_id": item.id})
-        sent = _mentions(ctx, a["text"])
-        item = ctx.host.inbox.push(lane, sent.text, immediate=immediate)
-        return _sent(sent, {"queue_id": item.id})
-
-    return push
-
-
-def shell(ctx: Context, a: Args) -> Reply:
-    """``!command`` (RPC ``shell``): run it for the user, show it as a bash block, give it to the model."""
-    from owltui.session.input.shell import new_call_id, run_shell
-
-    command = a["command"].strip()
-    host = ctx.host
-    call_id = new_call_id()
-
-    async def work(token: CancelToken) -> Reply:
-        result = await run_shell(host.agent, host.emitter, command, call_id=call_id, cancel=token)
-        return Reply(
-            result.summary(),
-            "info" if result.status == "ok" else "warning",
-            data={"call_id": call_id, "exit_code": result.exit_code},
-        )
-
-    return Reply(data={"call_id": call_id}, then=background(host).start(call_id, work))
-
-
-def abort(ctx: Context, a: Args) -> Reply:
-    stopped = background(ctx.host).cancel_all()  # `!` commands and /init stop too
-    aborted = ctx.host.agent.abort(clear_queue=a["clear_queue"])
-    return Reply(data={"aborted": aborted or stopped > 0})
-
-
-# ---- the pause gate and the requirement ----------------------------------------------------------
-def pause(ctx: Context, a: Args) -> Reply:
-    freeze: bool | None = a["freeze"]  # None: as configured (pause_freeze)
-    by_host = getattr(ctx.host, "pause", None)  # the runtime: its freezer and config decide
-    gate = ctx.host.gate
-    changed = by_host(freeze) if callable(by_host) else gate.pause(freeze=freeze is not False)
-    return Reply("" if changed else "already paused", data={"changed": changed, "frozen": gate.frozen})
-
-
-def resume(ctx: Context, _a: Args) -> Reply:
-    changed = ctx.host.gate.resume() is not None
-    return Reply("" if changed else "not paused", data={"changed": changed})
-
-
-def require(ctx: Context, a: Args) -> Reply:
-    tool, reason = a["tool"], a["reason"].strip()
-    names = ctx.host.tool_names()
-    if tool == REQUIRE_OFF and tool not in names:
-        return clear_requirement(ctx, a)
-    if tool not in names:
-        raise CommandError(f"unknown tool `{tool}`; tools: {', '.join(names)}")
-    ctx.host.require(tool, reason)
-    why = f" ({reason})" if reason else ""
-    return Reply(f"requirement: the next turn must call `{tool}`{why}")
-
-
-def pick_tool(ctx: Context) -> Reply:
-    names = ctx.host.tool_names()
-    if not names:
-        return Reply("this agent has no tools to require", "warning")
-    if ctx.host.requirement.current is not None:  # a requirement is set: offer to clear it
-        names = [*names, REQUIRE_OFF]
-    return Reply(pick=Pick("Require a tool for the next turn", names, "require"))
-
-
-def clear_requirement(ctx: Context, _a: Args) -> Reply:
-    ctx.host.requirement.clear()
-    return Reply("requirement cleared")
-
-
-def approve(ctx: Context, a: Args) -> Reply:
-    call_id, decision = a["call_id"], a["decision"]
-    broker = ctx.host.approvals
-    pending = broker.get(call_id)
-    if pending is None or not broker.answer(call_id, decision):
-        raise CommandError(f"no approval request {call_id!r} is waiting", "warning")
-    return Reply(*pending.outcome(decision))
-
-
-def get_state(ctx: Context, _a: Args) -> Reply:
-    return Reply(data=ctx.host.state())
-
-
-# ---- model and session -------------------------------------------------------------------------
-def model(ctx: Context, a: Args) -> Reply:
-    if a["spec"]:
-        try:
-            ctx.host.set_model(a["spec"])
-        except Unavailable:
-            raise
-        except Exception as exc:
-            raise CommandError(f"cannot switch model: {exc}") from exc
-    return Reply(f"model: {model_display(ctx.host.model_label)}")
-
-
-def compact(ctx: Context, _a: Args) -> Reply:
-    if ctx.host.agent.running:
-        raise CommandError(
-            f"a run is going: wait or abort ({ctx.front.abort_key}) before /compact", "warning"
-        )
-    work = ctx.host.compact()
-
-    async def finish() -> Reply:
-        try:
-            result = await work
-        except Exception as exc:
-            return Reply(f"compaction failed: {exc}", "error", ok=False)
-        return Reply(f"compacted{f': {result}' if result else ''}", "success")
-
-    return Reply("compacting…", then=finish())
-
-
-def init(ctx: Context, _a: Args) -> Reply:
-    """``/init``: write or update AGENTS.md (``owltui.features.init``) on the current model."""
-    from owltui.features.init import TARGET, run_init
-    from owltui.session.input.shell import deliver_context
-
-    host = ctx.host
-    if host.agent.running:
-        raise CommandError(f"a run is going: wait or abort ({ctx.front.abort_key}) before /init", "warning")
-    work_on = background(host)
-    if work_on.busy("init"):
-        raise CommandError("/init is already running", "warning")
-    cfg = host.agent.config
-    tools = list(cfg.all_tools().values())
-    if "write" not in {t.name for t in tools}:
-        raise CommandError("/init needs the write tool, which this agent does not have")
-
-    async def work(token: CancelToken) -> Reply:
-        done = await run_init(
-            cfg.model,
-            tools,
-            cfg.workspace,
-            permission=cfg.permission,
-            services=cfg.services,
-            emitter=host.emitter,
-            gate=host.gate,
-            cancel=token,
-        )
-        if done.written:  # the system prompt keeps the session's first version: say so
-            deliver_context(
-                host.agent,
-                f"{done.summary()}. The system prompt still holds the project "
-                f"instructions from the start of this session; read {TARGET} for the new "
-                "ones.",
-                "init",
-            )
-        return Reply(done.summary(), "success" if done.written else "warning", ok=done.written)
-
-    then = work_on.start("init", work)
-    return Reply(
-        f"/init: looking at the repository to write {TARGET} (the write is approved like any other)",
-        then=then,
-    )
+from owltui.session.commands.upkeep import compact, init
 
 
 # ---- the front end -------------------------------------------------------------------------------
@@ -289,7 +88,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "steering: delivered at the next poll point of the running run",
-        _lane("steer"),
+        lane_push("steer"),
         rpc="steer",
         args=(TEXT, IMMEDIATE),
         doc="Steering lane: delivered at the next poll point of the running run (after the current "
@@ -300,7 +99,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "delivered only when the agent would otherwise stop",
-        _lane("follow_up"),
+        lane_push("follow_up"),
         slash="followup",
         rpc="follow_up",
         args=(TEXT,),
@@ -310,7 +109,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "a background notice",
-        _lane("aside", mentions=False),
+        lane_push("aside", mentions=False),
         rpc="aside",
         args=(TEXT,),
         doc="Aside lane: a background notice; never interrupts tools, never forces an extra model "

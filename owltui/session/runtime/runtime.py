@@ -31,8 +31,8 @@ from owltui.agent.model import Model
 from owltui.agent.pause import PauseGate
 from owltui.agent.requirement import RequirementSlot
 from owltui.session.approvals import ApprovalBroker
+from owltui.session.commands.host import Host, ModelSources, host_state
 from owltui.session.config import Config
-from owltui.session.redact import Redactor
 from owltui.session.runtime.options import Options
 from owltui.session.stats import RunStats
 from owltui.session.store.sessions import SessionInfo
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from owltui.policy.sandbox.kernel import SandboxPolicy
     from owltui.session.checkpoints.rewind import Checkpointing
     from owltui.session.input.history import InputHistory
-    from owltui.session.input.mentions import MentionCompleter
+    from owltui.session.input.mention_completion import MentionCompleter
     from owltui.session.runtime.sources import ToolSource
     from owltui.tools.exec.freeze import Freezer
     from owltui.tools.jobs.entries import JobEvent
@@ -82,6 +82,7 @@ class Runtime:
         self.jobs = jobs
         self.permissions = permissions
         self.env = env
+        self.model_sources = ModelSources(env, tuple(u for u in (options.base_url, config.base_url) if u))
         self.active_jobs: dict[str, str] = {}  # job id -> command, for jobs still running
         self.freezer: Freezer | None = None  # stops tool processes while the gate is closed
         self.sandbox: SandboxPolicy | None = None  # what confines the commands tools start
@@ -114,14 +115,14 @@ class Runtime:
         """What the user typed in this workspace (Up/Down, Ctrl+R), secrets scrubbed."""
         from owltui.session.input.history import InputHistory
 
-        redactor = self.agent.config.services.get("redactor")
-        scrub = redactor.scrub if isinstance(redactor, Redactor) else None
+        redactor = self.agent.config.services.redactor
+        scrub = redactor.scrub if redactor is not None else None
         return InputHistory(self.workspace, env=self.env, scrub=scrub)
 
     @cached_property
     def mentions(self) -> MentionCompleter:
         """Completion for ``@path`` over the workspace's files (read-denied ones left out)."""
-        from owltui.session.input.mentions import MentionCompleter
+        from owltui.session.input.mention_completion import MentionCompleter
 
         denied = self.permissions.read_denied if self.permissions is not None else None
         return MentionCompleter(self.workspace, denied)
@@ -135,8 +136,6 @@ class Runtime:
 
     def state(self) -> dict[str, Any]:
         """The ``get_state`` payload (``owltui.session.commands.host.host_state``)."""
-        from owltui.session.commands.host import host_state
-
         return host_state(self)
 
     # ---- changing things -----------------------------------------------------------------
@@ -393,3 +392,6 @@ def resolve_model(
     )
     opts: dict[str, Any] = {} if resolved.provider == "demo" else {"idle_timeout": config.stream_idle_timeout}
     return make_model(resolved, **opts), resolved.label
+
+
+_RUNTIME_IS_A_HOST: type[Host] = Runtime  # mypy proves it satisfies the protocol

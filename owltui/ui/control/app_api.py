@@ -11,7 +11,8 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.worker import Worker
 
-from owltui.session.commands.host import Host
+from owltui.agent.agent import Agent
+from owltui.session.commands.host import Host, PromptHistory
 from owltui.session.commands.layer import Commands
 from owltui.session.commands.spec import Reply
 from owltui.ui.control.presenter import Presenter
@@ -22,11 +23,10 @@ from owltui.ui.widgets.prompt_input import PromptInput
 
 class OwlAppApi(Protocol):
     runtime: Host
-    agent: Any  # the host's Agent
+    agent: Agent  # the host's agent
     commands: Commands
     presenter: Presenter | None
     ready: bool
-    initial_prompt: str | None
     theme_warnings: list[str]
     notices: list[str]  # warnings waiting to be shown (start-up) or printed (after quitting)
     last_ctrl_c: float
@@ -41,7 +41,7 @@ class OwlAppApi(Protocol):
     def input(self) -> PromptInput: ...
 
     @property
-    def input_history(self) -> Any: ...
+    def input_history(self) -> PromptHistory: ...
 
     @property
     def focused(self) -> Widget | None: ...
@@ -78,5 +78,3 @@ class OwlAppApi(Protocol):
     def finish(self, then: Awaitable[Reply]) -> Any: ...
 
     def busy(self) -> bool: ...
-
-    def take_boot_sent(self) -> list[tuple[str, str]]: ...

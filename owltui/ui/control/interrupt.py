@@ -1,4 +1,4 @@
-"""The honest interrupt (issue 14, item 4): after Esc / Ctrl+C / RPC abort (an ``agent_end`` event
+"""The honest interrupt: after Esc / Ctrl+C / RPC abort (an ``agent_end`` event
 with reason ``aborted``), a notice lists what is still running — background jobs and processes
 that escaped their command (``runtime.jobs.still_running()``) — with keys: ``k`` kills them all
 (``runtime.jobs.kill_running()``), Enter keeps them; the buttons do the same with the mouse. Esc
@@ -10,7 +10,7 @@ goes back to the input (the notice stays, its keys still work once focused again
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import events
@@ -20,7 +20,12 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
 from owltui.agent import events as ev
+from owltui.session.commands.host import Host
 from owltui.ui.text import clean
+
+if TYPE_CHECKING:
+    from owltui.tools.jobs.manager import JobManager
+    from owltui.ui.control.app_api import OwlAppApi
 
 
 def _row(item: Mapping[str, Any]) -> str:
@@ -61,7 +66,7 @@ class InterruptNotice(Vertical, can_focus=True):
     ]
 
     def __init__(
-        self, items: Sequence[Mapping[str, Any]], jobs: Any, back: Callable[[], None] | None = None
+        self, items: Sequence[Mapping[str, Any]], jobs: JobManager, back: Callable[[], object] | None = None
     ) -> None:
         super().__init__()
         self.items = list(items)
@@ -120,18 +125,16 @@ class InterruptNotice(Vertical, can_focus=True):
             app.input.insert(event.character)
 
 
-def still_running(host: Any) -> tuple[Any, list[dict[str, Any]]]:
-    jobs = getattr(host, "jobs", None)
-    listing = getattr(jobs, "still_running", None)
-    if not callable(listing):
-        return None, []
-    return jobs, list(listing())
+def still_running(host: Host) -> tuple[JobManager | None, list[dict[str, object]]]:
+    """The host's jobs and what of them still runs (none: a host without jobs)."""
+    jobs = host.jobs
+    return (jobs, jobs.still_running()) if jobs is not None else (None, [])
 
 
-async def show_interrupt(app: Any) -> InterruptNotice | None:
+async def show_interrupt(app: OwlAppApi) -> InterruptNotice | None:
     """Mount the notice if anything still runs (focused when the input is empty)."""
     jobs, items = still_running(app.runtime)
-    if not items or not app.is_running:
+    if jobs is None or not items or not app.is_running:
         return None
     notice = InterruptNotice(items, jobs, back=app.input.focus)
     await app.conversation.add(notice)
@@ -140,7 +143,7 @@ async def show_interrupt(app: Any) -> InterruptNotice | None:
     return notice
 
 
-def watch_interrupts(app: Any) -> Callable[[], None]:
+def watch_interrupts(app: OwlAppApi) -> Callable[[], None]:
     """On every aborted run of the main agent, the notice (if anything still runs)."""
 
     def on_event(event: ev.Event) -> None:

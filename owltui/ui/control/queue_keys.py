@@ -1,4 +1,4 @@
-"""Two keys of the queue (issue 14, items 2 and 6), bound on the main screen:
+"""Two keys of the queue, bound on the main screen:
 
 - ``QUEUE_KEY`` (F3): focus the queue panel (Up/Down, Enter edit, d delete, Tab lane, K/J
   reorder, Esc back: see ``queue_panel``); "nothing queued" when it is empty.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from owltui.agent.history import Compactable
 from owltui.session.commands.spec import Reply
 from owltui.session.describe import model_display
 from owltui.ui.boot import home_relative
@@ -18,7 +19,7 @@ from owltui.ui.widgets.rewind_picker import pick_rewind
 
 def welcome(app: OwlAppApi) -> str:
     rt = app.runtime
-    workspace = getattr(rt, "workspace", None) or app.agent.config.workspace
+    workspace = rt.workspace
     sid = rt.session_id
     session = f"session {sid}" if sid else "session not saved"
     return (
@@ -38,8 +39,7 @@ async def draw_history(app: OwlAppApi) -> bool:
     items = history.items()
     if not items:
         return False
-    compaction = getattr(history, "compaction", None)
-    await p.replay(items, compaction() if callable(compaction) else None)
+    await p.replay(items, history.compaction() if isinstance(history, Compactable) else None)
     app.conversation.follow()  # the end of it in view, as its answers render
     return True
 

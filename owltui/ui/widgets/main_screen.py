@@ -5,17 +5,17 @@ composed it asks its owner (the app, seen through ``ScreenOwner``) to set up."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from owltui.session.commands.host import Host
+from owltui.session.commands.host import Host, PromptHistory
 from owltui.session.commands.layer import Commands
 from owltui.ui.widgets.conversation import ConversationView
-from owltui.ui.widgets.pause_banner import PauseBanner
+from owltui.ui.widgets.pause_banner import PauseBanner, freezer_words
 from owltui.ui.widgets.prompt_input import CompletionList, MentionSource, PromptInput
 from owltui.ui.widgets.queue_panel import QueuePanel
 from owltui.ui.widgets.status_bar import StatusBar
@@ -29,7 +29,7 @@ class ScreenOwner(Protocol):
     clock: Callable[[], float]
 
     @property
-    def input_history(self) -> Any: ...
+    def input_history(self) -> PromptHistory: ...
 
     def paused_elapsed(self) -> float: ...
 
@@ -51,14 +51,17 @@ class MainScreen(Screen[None]):
         Binding("pagedown", "app.scroll('down')", "Scroll down", show=False, priority=True, id="scroll_down"),
         Binding("ctrl+r", "app.history_search", "History", show=False, id="history_search"),
         Binding("ctrl+o", "app.toggle_tool", "Expand/collapse", show=False, id="toggle_tool"),
-        Binding("f3", "app.focus_queue", "Queue", show=False, id="queue"),  # issue 14: select queued messages
+        Binding("f3", "app.focus_queue", "Queue", show=False, id="queue"),  # select queued messages
         Binding("ctrl+s", "app.steer_now", "Steer now", show=False, priority=True, id="steer_now"),
     ]
 
     def __init__(self, app: ScreenOwner) -> None:
         super().__init__()
         self.conversation = ConversationView(id="conversation")
-        self.banner = PauseBanner(app.runtime.gate, app.paused_elapsed, id="banner")
+        host = app.runtime
+        self.banner = PauseBanner(
+            host.gate, app.paused_elapsed, id="banner", frozen=lambda: freezer_words(host)
+        )
         self.queue_panel = QueuePanel(id="queue")
         self.completions = CompletionList(id="completions")
         self.input = PromptInput(

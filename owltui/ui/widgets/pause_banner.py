@@ -1,8 +1,9 @@
 """The "paused" banner: elapsed time, what the pause froze (the freezer's words: "1 command and 2 jobs
 frozen") and which agents are parked where. The session stays visible.
 
-``frozen`` gives the freezer's words (default: the app's ``runtime.freezer.describe()``, where the
-host has one); a park-only pause (``pause_freeze = false``) says that running work continues."""
+``frozen`` gives the freezer's words (the main screen passes ``freezer_words`` of its host: the
+host's ``freezer.describe()``, "" for a host without a freezer); a park-only pause
+(``pause_freeze = false``) says that running work continues."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from rich.text import Text
 from textual.widgets import Static
 
 from owltui.agent.pause import PauseGate
+from owltui.session.commands.host import Host
 from owltui.session.describe import format_duration
+
+
+def freezer_words(host: Host) -> str:
+    """What the host's freezer froze ("1 command and 2 jobs frozen"; "" when it has no freezer)."""
+    freezer = host.freezer
+    return freezer.describe() if freezer is not None else ""
 
 
 class PauseBanner(Static):
@@ -42,11 +50,7 @@ class PauseBanner(Static):
 
     def frozen_text(self) -> str:
         """What the pause froze, in the freezer's words ("" when nothing, or no freezer)."""
-        if self.frozen is not None:
-            return self.frozen()
-        freezer = getattr(getattr(self.app, "runtime", None), "freezer", None)
-        describe = getattr(freezer, "describe", None)
-        return str(describe()) if callable(describe) else ""
+        return self.frozen() if self.frozen is not None else ""
 
     def on_mount(self) -> None:
         self.set_interval(0.5, self.redraw)

@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
 from textual import events
@@ -26,6 +26,9 @@ from textual.widgets import Static, TextArea
 from owltui.session.commands.spec import Command
 from owltui.session.input.mentions import mention_token
 from owltui.ui import look
+
+if TYPE_CHECKING:
+    from owltui.session.input.mention_completion import MentionCompleter
 
 # an @ mention being typed, up to the cursor: @path or @"quoted path
 _MENTION = re.compile(r'(?:^|(?<=\s))@(?:"([^"\n]*)|([^\s"]*))\Z')
@@ -123,7 +126,7 @@ class MentionSource:
 
     def __init__(
         self,
-        completer: Any,
+        completer: MentionCompleter,
         start: Callable[[Callable[[], Awaitable[None]]], None],
         on_ready: Callable[[], None],
     ) -> None:
@@ -134,7 +137,7 @@ class MentionSource:
         self._loading = False
 
     def fresh(self) -> bool:
-        ttl = float(getattr(self.completer, "ttl", 10.0))
+        ttl = self.completer.ttl
         return self._loaded_at is not None and time.monotonic() - self._loaded_at < ttl - 1.0
 
     def __call__(self, prefix: str) -> list[str] | None:
@@ -360,7 +363,7 @@ class PromptInput(TextArea):
         if not path.endswith("/"):
             self.completions.hide()
 
-    async def _on_key(self, event: events.Key) -> None:
+    def on_key(self, event: events.Key) -> None:
         comp = self.completions
         if comp.display and event.key in ("tab", "up", "down"):
             event.stop()
@@ -387,6 +390,6 @@ class PromptInput(TextArea):
                 event.stop()
                 event.prevent_default()
                 return
-        # Every other key is the editor's: a letter typed here is text, never an approval's answer,
-        # however long an approval has been waiting (answering is Ctrl+G, then y / a / n).
-        await super()._on_key(event)
+        # Every other key is the editor's (Textual runs ``TextArea``'s own key handler next, as it
+        # calls each class's handler unless one prevents the default): a letter typed here is text,
+        # never an approval's answer, however long one has waited (answering is Ctrl+G, then y / a / n).

@@ -20,6 +20,7 @@ from textual import events
 from textual.binding import Binding
 from textual.widgets import Input, Static
 
+from owltui.agent.inbox import QueueLane, QueueView
 from owltui.ui.text import clean
 
 MAX_SHOWN = 6
@@ -29,16 +30,16 @@ OTHER_LANE = {"steer": "follow_up", "follow_up": "steer"}
 HINT = "↑↓ select · enter edit · d delete · tab steer↔follow-up · K/J reorder · esc back"
 
 
-def _text(item: Any) -> str:
-    if isinstance(item, Mapping):
-        return str(item.get("text", ""))
-    return str(getattr(item, "text", item))
+SHOWN_LANES: tuple[QueueLane, ...] = ("steer", "follow_up")
+QueueItem = QueueView | str  # a queued message as the inbox lists it, or just its text
 
 
-def _id(item: Any) -> str:
-    if isinstance(item, Mapping):
-        return str(item.get("id", ""))
-    return str(getattr(item, "id", ""))
+def _text(item: QueueItem) -> str:
+    return item if isinstance(item, str) else item["text"]
+
+
+def _id(item: QueueItem) -> str:
+    return "" if isinstance(item, str) else item["id"]
 
 
 def _short(text: str, width: int = 90) -> str:
@@ -108,12 +109,10 @@ class QueuePanel(Static, can_focus=True):
         self._jobs: dict[str, str] = {}
 
     # ---- drawing -------------------------------------------------------------------------
-    def show_queue(self, queue: Mapping[Any, Sequence[Any]], jobs: dict[str, str]) -> None:
+    def show_queue(self, queue: Mapping[QueueLane, Sequence[QueueItem]], jobs: dict[str, str]) -> None:
         """``queue``: per lane, the queued messages (``{id, text, source}`` objects, or their texts)."""
         chosen = self.selected
-        self.entries = [
-            Entry(lane, _id(t), _text(t)) for lane in ("steer", "follow_up") for t in queue.get(lane, [])
-        ]
+        self.entries = [Entry(lane, _id(t), _text(t)) for lane in SHOWN_LANES for t in queue.get(lane, [])]
         self._jobs = dict(jobs)
         ids = [e.id for e in self.entries]
         if chosen is not None and chosen.id in ids:
