@@ -24,7 +24,7 @@ import httpx
 from owltui.agent.messages import UserMessage
 from owltui.agent.model import MessageAssembler, ModelRequest
 from owltui.providers.http.retry import RetryPolicy
-from owltui.providers.openai_compat import OpenAICompatModel
+from owltui.providers.openai_compat.model import OpenAICompatModel
 
 
 def make_stream(n: int) -> bytes:

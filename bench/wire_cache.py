@@ -14,9 +14,9 @@ import time
 
 from owltui.agent.messages import AssistantMessage, Item, ToolCall, ToolResult, UserMessage
 from owltui.agent.model import ModelRequest, ToolSpec
-from owltui.providers.anthropic import AnthropicModel
+from owltui.providers.anthropic.model import AnthropicModel
 from owltui.providers.http.stream import HTTPModel
-from owltui.providers.openai_compat import OpenAICompatModel
+from owltui.providers.openai_compat.model import OpenAICompatModel
 from owltui.text.wirejson import encode
 
 TOOLS = [

@@ -208,12 +208,12 @@ def make_model(resolved: ResolvedProvider, **opts: Any) -> Model:
 
         return DemoModel(**opts)
     if resolved.provider == "anthropic":
-        from owltui.providers.anthropic import AnthropicModel
+        from owltui.providers.anthropic.model import AnthropicModel
 
         return AnthropicModel(
             resolved.model, api_key=resolved.api_key, base_url=resolved.base_url or ANTHROPIC_BASE_URL, **opts
         )
-    from owltui.providers.openai_compat import OpenAICompatModel
+    from owltui.providers.openai_compat.model import OpenAICompatModel
 
     return OpenAICompatModel(
         resolved.model, api_key=resolved.api_key, base_url=resolved.base_url or OPENAI_BASE_URL, **opts

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from owltui.agent.model import MessageAssembler, StreamEvent, TextDelta, ThinkingDelta
-from owltui.providers.anthropic import AnthropicParser
+from owltui.providers.anthropic.parser import AnthropicParser
 from owltui.providers.http.sse import SSEDecoder
-from owltui.providers.openai_compat import OpenAIParser
+from owltui.providers.openai_compat.parser import OpenAIParser
 from tests.providers.helpers import collect, fast_retry, fixtures_dir, run, summary
 from tests.providers.loopback import LoopbackServer, Reply
 
@@ -144,7 +144,7 @@ def test_order_is_kept_around_tool_calls() -> None:
 def test_over_loopback_a_whole_body_is_one_delta(server: LoopbackServer) -> None:
     from owltui.agent.messages import UserMessage
     from owltui.agent.model import ModelRequest
-    from owltui.providers.openai_compat import OpenAICompatModel
+    from owltui.providers.openai_compat.model import OpenAICompatModel
 
     body = b"".join([oa({"content": f"w{i} "}) for i in range(300)] + [oa({}, "stop"), b"data: [DONE]\n\n"])
     server.queue(Reply(body=body))

@@ -9,12 +9,14 @@ import pytest
 
 from owltui.agent.messages import UserMessage
 from owltui.agent.model import MessageAssembler, ModelRequest, StreamDone
-from owltui.providers.anthropic import STOP_REASONS as A_STOP
-from owltui.providers.anthropic import AnthropicModel, AnthropicParser
+from owltui.providers.anthropic.model import AnthropicModel
+from owltui.providers.anthropic.parser import STOP_REASONS as A_STOP
+from owltui.providers.anthropic.parser import AnthropicParser
 from owltui.providers.http.sse import SSEDecoder
 from owltui.providers.http.stream import HTTPModel
-from owltui.providers.openai_compat import STOP_REASONS as O_STOP
-from owltui.providers.openai_compat import OpenAICompatModel, OpenAIParser
+from owltui.providers.openai_compat.model import OpenAICompatModel
+from owltui.providers.openai_compat.parser import STOP_REASONS as O_STOP
+from owltui.providers.openai_compat.parser import OpenAIParser
 from tests.providers.helpers import FIXTURES, collect, fast_retry, fixtures_dir, load_expected, run, summary
 from tests.providers.loopback import LoopbackServer, Reply, split
 

@@ -8,11 +8,11 @@ import pytest
 
 from owltui.agent.messages import AssistantMessage, Item, ToolCall, ToolResult, Usage, UserMessage
 from owltui.agent.model import ForceTool, Model, ModelRequest, TextDelta, ToolChoice, ToolSpec
-from owltui.providers.anthropic import AnthropicModel
+from owltui.providers.anthropic.model import AnthropicModel
 from owltui.providers.catalog import lookup
 from owltui.providers.demo import DemoModel
 from owltui.providers.http.errors import ProviderConfigError
-from owltui.providers.openai_compat import OpenAICompatModel
+from owltui.providers.openai_compat.model import OpenAICompatModel
 from owltui.providers.resolve import make_model, resolve_provider
 from tests.providers.helpers import collect, run
 from tests.providers.loopback import LoopbackServer, Reply

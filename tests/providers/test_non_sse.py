@@ -9,9 +9,9 @@ import pytest
 
 from owltui.agent.messages import AssistantMessage, Item, ToolCall, ToolResult, UserMessage
 from owltui.agent.model import ModelRequest
-from owltui.providers.anthropic import AnthropicModel
+from owltui.providers.anthropic.model import AnthropicModel
 from owltui.providers.http.errors import is_error_body, non_stream_message
-from owltui.providers.openai_compat import OpenAICompatModel
+from owltui.providers.openai_compat.model import OpenAICompatModel
 from tests.providers.helpers import Sleeps, collect, fast_retry, fixtures_dir, run
 from tests.providers.loopback import LoopbackServer, Reply
 

@@ -9,8 +9,8 @@ import pytest
 
 from owltui.agent.messages import AssistantMessage, Item, ThinkingBlock, ToolCall, ToolResult, UserMessage
 from owltui.agent.model import ForceTool, ModelRequest, ToolChoice, ToolSpec
-from owltui.providers.anthropic import AnthropicModel
-from owltui.providers.openai_compat import OpenAICompatModel
+from owltui.providers.anthropic.model import AnthropicModel
+from owltui.providers.openai_compat.model import OpenAICompatModel
 from tests.providers.helpers import collect, fast_retry, fixtures_dir, run
 from tests.providers.loopback import LoopbackServer, Reply
 

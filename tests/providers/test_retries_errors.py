@@ -11,10 +11,10 @@ import pytest
 
 from owltui.agent.messages import UserMessage
 from owltui.agent.model import ModelRequest, TextDelta
-from owltui.providers.anthropic import AnthropicModel
+from owltui.providers.anthropic.model import AnthropicModel
 from owltui.providers.http.retry import RetryPolicy
 from owltui.providers.http.stream import HTTPModel
-from owltui.providers.openai_compat import OpenAICompatModel
+from owltui.providers.openai_compat.model import OpenAICompatModel
 from tests.providers.helpers import Sleeps, collect, fast_retry, fixtures_dir, run
 from tests.providers.loopback import LoopbackServer, Reply
 

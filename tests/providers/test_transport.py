@@ -18,8 +18,9 @@ import pytest
 
 from owltui.agent.messages import UserMessage
 from owltui.agent.model import MessageAssembler, ModelRequest, StreamError
-from owltui.providers.http.transport import LeanTransport, make_client, proxy_configured, request_head
-from owltui.providers.openai_compat import OpenAICompatModel
+from owltui.providers.http.client import make_client, proxy_configured
+from owltui.providers.http.transport import LeanTransport, request_head
+from owltui.providers.openai_compat.model import OpenAICompatModel
 from tests.providers.helpers import collect, fast_retry, run
 
 REQUEST = ModelRequest(system="s", messages=[UserMessage(text="hi")])

@@ -9,9 +9,9 @@ import pytest
 
 from owltui.agent.messages import AssistantMessage, Item, ThinkingBlock, ToolCall, ToolResult, UserMessage
 from owltui.agent.model import ForceTool, ModelRequest, ToolChoice, ToolSpec
-from owltui.providers.anthropic import AnthropicModel
+from owltui.providers.anthropic.model import AnthropicModel
 from owltui.providers.http.stream import HTTPModel
-from owltui.providers.openai_compat import OpenAICompatModel
+from owltui.providers.openai_compat.model import OpenAICompatModel
 from owltui.text.wirejson import encode
 
 TOOLS = [
@@ -125,10 +125,11 @@ def test_several_histories_on_one_model_and_the_loop_shape() -> None:
 
 
 def test_each_turn_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    import owltui.providers.openai_compat as oc
+    import owltui.providers.openai_compat.model as body_mod
+    import owltui.providers.openai_compat.wire as wire_mod
 
     calls: list[object] = []
-    real_encode, real_piece = oc.encode, oc.piece
+    real_encode, real_piece = body_mod.encode, body_mod.piece
 
     def counting_encode(obj: object, **kw: Any) -> bytes:
         calls.append(obj)
@@ -138,8 +139,9 @@ def test_each_turn_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append(obj)
         return real_piece(obj, **kw)
 
-    monkeypatch.setattr(oc, "encode", counting_encode)
-    monkeypatch.setattr(oc, "piece", counting_piece)
+    monkeypatch.setattr(body_mod, "encode", counting_encode)
+    monkeypatch.setattr(body_mod, "piece", counting_piece)
+    monkeypatch.setattr(wire_mod, "piece", counting_piece)  # each history turn's message
     model = OpenAICompatModel("m", base_url="http://127.0.0.1:1/v1")
     items: list[Item] = [UserMessage(text="go")]
     sizes = []

@@ -13,13 +13,12 @@ import pytest
 from owltui.agent.cancel import CancelToken
 from owltui.agent.tool import ToolContext
 from owltui.policy.permissions.policy import PermissionPolicy
+from owltui.session.input.mention_completion import MentionCompleter, rank_paths
 from owltui.session.input.mentions import (
     MAX_MENTIONS,
-    MentionCompleter,
     expand_mentions,
     find_mentions,
     mention_token,
-    rank_paths,
     split_attachments,
 )
 from owltui.tools.files.tools import ReadParams, ReadTool

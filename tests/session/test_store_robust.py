@@ -179,7 +179,8 @@ def test_kill_9_after_an_early_result_keeps_it(tmp_path: Path) -> None:
 LOCKER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from owltui.session.store.store import SessionError, SessionStore
+    from owltui.session.store.file import SessionError
+    from owltui.session.store.store import SessionStore
     try:
         SessionStore.open(Path(sys.argv[1])).close()
     except SessionError as exc:
@@ -209,7 +210,8 @@ FSIZE_CHILD = textwrap.dedent("""
     import resource, sys
     from pathlib import Path
     from owltui.agent.messages import UserMessage
-    from owltui.session.store.store import SessionError, SessionStore
+    from owltui.session.store.file import SessionError
+    from owltui.session.store.store import SessionStore
     resource.setrlimit(resource.RLIMIT_FSIZE, (4000, 4000))
     store = SessionStore.create(Path(sys.argv[1]), Path(sys.argv[1]), "m", warn=lambda w: print("W", w))
     n = 0

@@ -17,6 +17,7 @@ import httpx
 
 from owltui.agent.model import ModelRequest, RetryNotice, StreamDone, StreamError, StreamEvent
 from owltui.providers.catalog import ModelInfo, lookup
+from owltui.providers.http.client import make_client
 from owltui.providers.http.errors import (
     http_error_message,
     is_error_body,
@@ -25,7 +26,7 @@ from owltui.providers.http.errors import (
 )
 from owltui.providers.http.retry import RetryPolicy
 from owltui.providers.http.sse import SSEDecoder
-from owltui.providers.http.transport import LeanTransport, make_client
+from owltui.providers.http.transport import LeanTransport
 from owltui.text.wirejson import encode
 
 PEEK_LIMIT = 4096  # bytes read to decide whether a 200 body is an event stream

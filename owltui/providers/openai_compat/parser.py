@@ -1,4 +1,5 @@
-"""OpenAI-compatible Chat Completions over httpx (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter…).
+"""Chat Completions stream parsing: an OpenAI-compatible server's chunks (OpenAI, Ollama, llama.cpp, vLLM,
+LM Studio, OpenRouter…) as stream events.
 
 The parser copes with what real servers send: role repeated on every delta, whole tool calls in one
 chunk, finish_reason sent twice, usage on an empty-choices chunk (or twice, or with choices), tool
@@ -10,32 +11,21 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
 from typing import Any
 
-from owltui.agent.messages import AssistantMessage, Item, StopReason, Usage
+from owltui.agent.messages import StopReason, Usage
 from owltui.agent.model import (
-    ForceTool,
-    ModelRequest,
     StreamDone,
     StreamError,
     StreamEvent,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
-    ToolChoice,
-    ToolSpec,
 )
 from owltui.providers.fast import loads, text_delta, thinking_delta
-from owltui.providers.history import Turn, UserTurn, turns
 from owltui.providers.http.errors import bad_event_message
-from owltui.providers.http.stream import HTTPModel
-from owltui.providers.http.wirecache import MIXED, SameList, Slots, TurnWire, commas
-from owltui.providers.http.wirecache import key as wire_key
-from owltui.providers.table import PROVIDERS
-from owltui.text.wirejson import encode, loose, piece
+from owltui.text.wirejson import loose
 
-DEFAULT_BASE_URL = PROVIDERS["openai"].default_base_url or ""
 STOP_REASONS: dict[str, StopReason] = {
     "stop": "stop",
     "end_turn": "stop",
@@ -50,114 +40,6 @@ STOP_REASONS: dict[str, StopReason] = {
 _RETRYABLE_CODES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _NONE: list[StreamEvent] = []
 _TEXT, _THINKING = 0, 1  # what OpenAIParser holds back
-_TOOLS, _CHOICE, _MESSAGES = wire_key("tools"), wire_key("tool_choice"), wire_key("messages")
-
-
-def tool_choice_wire(choice: ToolChoice) -> str | dict[str, Any]:
-    """auto | none | required, or the forced function."""
-    if isinstance(choice, ForceTool):
-        return {"type": "function", "function": {"name": choice.tool}}
-    return choice
-
-
-def tools_wire(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-        }
-        for t in sorted(tools, key=lambda t: t.name)
-    ]
-
-
-def _assistant(msg: AssistantMessage) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": "assistant", "content": msg.text or None}
-    if msg.tool_calls:
-        out["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": loose(c.arguments)}}
-            for c in msg.tool_calls
-        ]
-    elif not msg.text:
-        out["content"] = ""
-    return out
-
-
-def user_turn_wire(turn: UserTurn) -> list[dict[str, Any]]:
-    """A user turn: its tool results as ``tool`` messages, then its texts as one user message."""
-    out: list[dict[str, Any]] = []
-    for res in turn.results:
-        content = res.content or "(no output)"
-        if res.is_error and not content.lower().startswith("error"):
-            content = "Error: " + content
-        out.append({"role": "tool", "tool_call_id": res.call_id, "content": content})
-    texts = [t for t in turn.texts if t]
-    if texts:
-        out.append({"role": "user", "content": "\n\n".join(texts)})
-    return out
-
-
-def system_wire(system: str) -> dict[str, Any]:
-    return {"role": "system", "content": system}
-
-
-def messages_wire(request: ModelRequest) -> list[dict[str, Any]]:
-    """System prompt, then the history: tool results as ``tool`` messages right after their call."""
-    out: list[dict[str, Any]] = []
-    if request.system:
-        out.append(system_wire(request.system))
-    for turn in turns(request.messages):
-        if isinstance(turn, UserTurn):
-            out.extend(user_turn_wire(turn))
-        else:
-            out.append(_assistant(turn))
-    return out
-
-
-def _turn_bytes(turn: Turn) -> tuple[bytes, int]:
-    """A turn's messages as the body holds them (depth 2: body, messages, message), and their flags."""
-    if isinstance(turn, UserTurn):
-        pieces = [piece(m, depth=2) for m in user_turn_wire(turn)]
-        flags = 0
-        for _, f in pieces:
-            flags |= f
-        return b",".join(p for p, _ in pieces), flags
-    return piece(_assistant(turn), depth=2)
-
-
-class _Wire(TurnWire):
-    """One history's encoded messages (see ``wirecache``): the closed turns' bytes, joined."""
-
-    __slots__ = ("closed",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.closed = bytearray()
-
-    def reset(self) -> None:
-        super().reset()
-        self.closed = bytearray()
-
-    def encode_user(self, turn: UserTurn) -> tuple[bytes, int]:
-        return _turn_bytes(turn)
-
-    def messages(self, items: Sequence[Item]) -> tuple[list[bytes | bytearray], int]:
-        """The pieces of the messages array after the system prompt (joined with commas), and
-        their flags."""
-        for turn in self.closed_turns(items):
-            data, flags = self.user(turn) if isinstance(turn, UserTurn) else _turn_bytes(turn)
-            self.flags |= flags
-            if data:
-                if self.closed:
-                    self.closed += b","
-                self.closed += data
-        out: list[bytes | bytearray] = [self.closed] if self.closed else []  # joined at once: no copy
-        flags = self.flags
-        tail = self.open_tail()
-        if tail is not None:
-            if tail[0]:
-                out.append(tail[0])
-            flags |= tail[1]
-        return out, flags
 
 
 class _Call:
@@ -398,75 +280,3 @@ class OpenAIParser:
             )
             return self.flush()
         return self._finish()
-
-
-class OpenAICompatModel(HTTPModel):
-    """Any Chat Completions server. ``base_url`` includes ``/v1``; ``/chat/completions`` is appended."""
-
-    provider = "openai"
-    api_key_env = "OPENAI_API_KEY"
-
-    def __init__(
-        self, model: str, *, api_key: str | None = None, base_url: str = DEFAULT_BASE_URL, **kwargs: Any
-    ) -> None:
-        super().__init__(model, api_key=api_key, base_url=base_url, **kwargs)
-        self._reset_wire()
-
-    def _reset_wire(self) -> None:
-        self._wire = Slots(_Wire)
-        self._tools = SameList()
-        self._system: tuple[str, bytes] = ("", b"")
-
-    def url(self) -> str:
-        return self.base_url + "/chat/completions"
-
-    def headers(self) -> dict[str, str]:
-        return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-
-    def _head(self, request: ModelRequest) -> dict[str, Any]:
-        """The body's keys before the tools."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        limit = request.max_output_tokens or self.max_output_tokens
-        if limit:
-            key = "max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"
-            body[key] = limit
-        return body
-
-    def build_body(self, request: ModelRequest) -> dict[str, Any]:
-        """The request body as a value (the reference for ``encode_body``'s bytes)."""
-        body = self._head(request)
-        tools = tools_wire(tuple(request.tools))
-        if tools:
-            body["tools"] = tools
-            body["tool_choice"] = tool_choice_wire(request.tool_choice)
-        body["messages"] = messages_wire(request)
-        return body
-
-    def _encode_cached(self, request: ModelRequest) -> bytes:
-        parts: list[bytes | bytearray] = [encode(self._head(request))[:-1]]
-        flags = 0
-        if request.tools:
-            tools = self._tools.get(request.tools)
-            if tools is None:
-                tools = self._tools.put(request.tools, piece(tools_wire(tuple(request.tools)), depth=1))
-            flags = self._tools.flags
-            choice = encode(tool_choice_wire(request.tool_choice), depth=1)
-            parts += [b",", _TOOLS, tools, b",", _CHOICE, choice]
-        parts += [b",", _MESSAGES, b"["]
-        messages, more = self._wire.get(request.messages).messages(request.messages)
-        if (flags | more) & MIXED == MIXED:  # pieces that only join right when encoded whole
-            return encode(self.build_body(request))
-        if request.system:
-            if self._system[0] != request.system:
-                self._system = (request.system, encode(system_wire(request.system), depth=2))
-            messages.insert(0, self._system[1])
-        parts += commas(messages)
-        parts.append(b"]}")
-        return b"".join(parts)
-
-    def new_parser(self) -> OpenAIParser:
-        return OpenAIParser()

@@ -21,38 +21,29 @@ last line saying how to read on), or ``<directory path="…">`` with a listing l
 that exists but cannot be attached (binary, a device, denied, larger than ``MAX_SCAN_BYTES``) gets a
 block saying why, so the model knows the user meant it. ``split_attachments`` takes a message apart
 again (for a front end that shows attachments apart from the text).
-
-Completion. ``MentionCompleter`` ranks the workspace's files (ripgrep's list, the ignore rules
-applied, read-denied files left out) and their directories for a partly typed mention, with
-rapidfuzz's scorers plus bonuses for a matching file name, prefix or substring.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import threading
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from owltui.agent.agent import Agent
-from owltui.agent.paging import NOTICE_BYTES, Stopped
+from owltui.agent.paging import NOTICE_BYTES
 from owltui.agent.tool import ToolError
-from owltui.text.codec import head_text, line_ending, show_name
-from owltui.tools.base import MAX_BYTES, MAX_LINES, display_path
-from owltui.tools.files.paging import open_text, page_text, read_page
+from owltui.session.input.mention_content import list_directory, read_attachment
+from owltui.text.codec import show_name
+from owltui.tools.base import MAX_BYTES, display_path
 
 ReadFilter = Callable[[Path], "str | None"]  # the permission policy's ``read_denied``
 
 MAX_MENTIONS = 20  # per message; the rest stay text
 MAX_TOTAL_BYTES = 200 * 1024  # all attachments of one message together
-MAX_SCAN_BYTES = 64 * 1024 * 1024  # a bigger file is not read (paging counts its lines: time)
-MAX_LISTING = 500  # entries of a directory listing
 TRAILING = ".,;:!?)]}>'\""  # may end a sentence after an unquoted mention
-PRE_RANK = 2000  # completion candidates scored in full
 
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
 _AT = re.compile(r"(?<!\S)@")
@@ -146,6 +137,11 @@ def find_mentions(text: str) -> list[Mention]:
     return found
 
 
+def mention_token(path: str) -> str:
+    """How to write a mention of ``path``: ``@path``, quoted when it holds whitespace or quotes."""
+    return f'@"{path}"' if any(c.isspace() for c in path) else f"@{path}"
+
+
 def _looks_like_path(mention: Mention) -> bool:
     return (
         mention.quoted
@@ -177,67 +173,6 @@ def _locate(raw: str, workspace: Path) -> tuple[Path, bool]:
     absolute = os.path.isabs(expanded)
     path = Path(expanded) if absolute else workspace / expanded
     return Path(os.path.normpath(path)), absolute
-
-
-# ---- reading -------------------------------------------------------------------------------------
-def _resume(shown: str) -> Callable[[int, int | None], str]:
-    def resume(offset: int, column: int | None) -> str:
-        col = f', "column": {column}' if column else ""
-        return f'The rest: read {{"path": "{shown}", "offset": {offset}{col}}}'
-
-    return resume
-
-
-def read_attachment(path: Path, shown: str, budget: int = MAX_BYTES) -> str:
-    """The first page of a text file as ``read`` shows it (within ``budget`` bytes); a ToolError
-    says why a file cannot be attached (binary, not a regular file, too large to scan)."""
-    size = os.stat(path).st_size
-    if size > MAX_SCAN_BYTES:
-        raise ToolError(f"{shown} is {size // (1 << 20)} MB, too large to attach; read it with the read tool")
-    fd, enc, head, _size = open_text(path, shown, "only text is attached")
-    newline = line_ending(head_text(head, enc))
-    try:  # read_page owns the descriptor from here on
-        page = read_page(
-            fd, enc, 1, MAX_LINES, 1, max(budget, 2 * NOTICE_BYTES) - NOTICE_BYTES, threading.Event()
-        )
-    except Stopped as exc:  # pragma: no cover - nothing sets the event
-        raise ToolError("cancelled") from exc
-    if page.total == 0:
-        return f"({shown} is empty)"
-    body, _last = page_text(page, enc, newline, _resume(shown))
-    return body
-
-
-def list_directory(path: Path, shown: str) -> str:
-    """A listing like ``ls``'s: sorted by name, directories end in ``/``, links show their target."""
-    try:
-        with os.scandir(path) as it:
-            entries = sorted(it, key=lambda e: (e.name.lower(), e.name))
-    except OSError as exc:
-        raise ToolError(f"cannot list {shown}: {exc.strerror}") from exc
-    if not entries:
-        return "(empty directory)"
-    lines: list[str] = []
-    for entry in entries[:MAX_LISTING]:
-        name = show_name(entry.name)
-        try:
-            is_dir = entry.is_dir()
-            link = entry.is_symlink()
-        except OSError:
-            is_dir = link = False
-        name += "/" if is_dir else ""
-        if link:
-            try:
-                name += f" -> {show_name(os.readlink(entry.path))}"
-            except OSError:
-                pass
-        lines.append(name)
-    if len(entries) > MAX_LISTING:
-        lines.append(
-            f"\n[{MAX_LISTING} of {len(entries)} entries; the rest: "
-            f'ls {{"path": "{shown}", "offset": {MAX_LISTING + 1}}}]'
-        )
-    return "\n".join(lines)
 
 
 # ---- expanding a message -------------------------------------------------------------------------
@@ -290,8 +225,7 @@ def attach_mentions(agent: Agent, text: str) -> Expansion:
     """``expand_mentions`` for ``agent``: its workspace and its ``read_filter`` service (every mode
     sends user text through this: the command layer's prompt, steer and follow-up, print mode)."""
     cfg = agent.config
-    denied = cfg.services.get("read_filter")
-    return expand_mentions(text, cfg.workspace, denied if callable(denied) else None)
+    return expand_mentions(text, cfg.workspace, cfg.services.read_filter)
 
 
 def _attach(raw: str, path: Path, shown: str, read_filter: ReadFilter | None, budget: int) -> Attachment:
@@ -327,147 +261,3 @@ def split_attachments(text: str) -> tuple[str, list[str]]:
     if not all(re.match(r'<(file|directory) path="[^"]*">\n.*\n</\1>\Z', b, re.S) for b in blocks):
         return text, []
     return head, blocks
-
-
-# ---- completion ----------------------------------------------------------------------------------
-def mention_token(path: str) -> str:
-    """How to write a mention of ``path``: ``@path``, quoted when it holds whitespace or quotes."""
-    return f'@"{path}"' if any(c.isspace() for c in path) else f"@{path}"
-
-
-class PathIndex:
-    """Paths prepared once for ranking (lower case, file names, rapidfuzz's processed form)."""
-
-    def __init__(self, paths: Sequence[str]) -> None:
-        from rapidfuzz import utils
-
-        self.paths = list(paths)
-        self.low = [p.lower() for p in self.paths]
-        self.names = [p.rstrip("/").rsplit("/", 1)[-1] for p in self.low]
-        self.processed = [utils.default_process(p) for p in self.paths]
-        self._joined = "\n".join(self.low)
-        self._starts = [0]
-        for p in self.low[:-1]:
-            self._starts.append(self._starts[-1] + len(p) + 1)
-
-    def in_order(self, query: str) -> set[int]:
-        """Paths holding the characters of ``query`` in that order (one regex pass over all)."""
-        import bisect
-
-        pattern = re.compile("[^\n]*?".join(map(re.escape, query)))
-        return {bisect.bisect_right(self._starts, m.start()) - 1 for m in pattern.finditer(self._joined)}
-
-
-def rank_paths(query: str, paths: Sequence[str] | PathIndex, limit: int = 20) -> list[str]:
-    """The best ``limit`` of ``paths`` for a partly typed ``query``, best first.
-
-    Empty query: shallow paths first. Otherwise rapidfuzz's ratio of the file name to what is typed
-    of it (typos) and WRatio over the whole path (out-of-order pieces), half each, plus bonuses: the
-    file name equal to, starting with or containing what is typed of it, the path starting with or
-    containing the query, the query's characters in order (``tstmain``). Ties go to the shallower,
-    then the shorter path. Candidates are the paths containing the query or its characters in order
-    and the file names rapidfuzz finds close; a ``PathIndex`` made once keeps a keystroke on 100,000
-    paths within a few hundred milliseconds."""
-    from rapidfuzz import fuzz, process, utils
-
-    index = paths if isinstance(paths, PathIndex) else PathIndex(paths)
-    if limit <= 0 or not index.paths:
-        return []
-    q = query.strip().strip('"').lower()
-    if not q:
-        return sorted(index.paths, key=lambda p: (p.rstrip("/").count("/"), len(p), p))[:limit]
-    qn = q.rsplit("/", 1)[-1]  # what is typed of the file name
-    pool = index.in_order(q)  # substrings included
-    if qn:
-        close = process.extract(
-            qn, index.names, scorer=fuzz.ratio, processor=None, limit=max(limit * 10, 200), score_cutoff=60
-        )
-        pool.update(i for _name, _score, i in close)
-    candidates = list(pool)
-    if len(candidates) > PRE_RANK:  # a short query matches most paths: keep the likely ones
-
-        def quick(i: int) -> tuple[int, int, int]:
-            name = index.names[i]
-            rank = 0 if name.startswith(qn) else 1 if qn in name else 2 if q in index.low[i] else 3
-            return (rank, index.low[i].count("/"), len(name))
-
-        candidates = sorted(candidates, key=quick)[:PRE_RANK]
-    processed_q = utils.default_process(q)
-
-    def score(i: int) -> tuple[float, int, int, str]:
-        low, name = index.low[i], index.names[i]
-        s = 0.5 * fuzz.ratio(qn, name) if qn else 0.0
-        if processed_q:
-            s += 0.5 * fuzz.WRatio(processed_q, index.processed[i])
-        if qn and (name == qn or name.rsplit(".", 1)[0] == qn):
-            s += 40
-        elif qn and name.startswith(qn):
-            s += 25
-        elif qn and qn in name:
-            s += 15
-        if low.startswith(q):
-            s += 20
-        elif q in low:
-            s += 10
-        elif i in pool:  # the characters in order
-            s += 5
-        return (-s, low.rstrip("/").count("/"), len(low), index.paths[i])
-
-    return [index.paths[i] for i in sorted(candidates, key=score)[:limit]]
-
-
-class MentionCompleter:
-    """Completion for ``@``: the workspace's files (``rg --files``: ignore rules applied, hidden
-    files in, ``.git`` out, read-denied files left out) and their directories (ending in ``/``).
-
-    The list is kept for ``ttl`` seconds; ``refresh()`` reloads it (blocking: rg runs, so a front end
-    calls it in a worker thread or through ``load()``)."""
-
-    def __init__(self, workspace: Path, read_filter: ReadFilter | None = None, ttl: float = 10.0) -> None:
-        self.workspace = workspace
-        self.read_filter = read_filter
-        self.ttl = ttl
-        self._index: PathIndex | None = None
-        self._loaded = 0.0
-        self._lock = threading.Lock()
-
-    def refresh(self) -> list[str]:
-        from owltui.tools.search.rg import RgError, list_files
-
-        try:
-            files = list_files("./", self.workspace, threading.Event(), deadline=time.monotonic() + 10)
-        except (RgError, OSError):
-            files = []
-        if self.read_filter is not None:
-            files = [f for f in files if not self.read_filter(self.workspace / f)]
-        dirs: set[str] = set()
-        for f in files:
-            parts = f.split("/")[:-1]
-            for i in range(1, len(parts) + 1):
-                dirs.add("/".join(parts[:i]) + "/")
-        index = PathIndex(sorted(files) + sorted(dirs))
-        with self._lock:
-            self._index, self._loaded = index, time.monotonic()
-        return index.paths
-
-    def _current(self) -> PathIndex:
-        with self._lock:
-            index = self._index
-            if index is not None and time.monotonic() - self._loaded < self.ttl:
-                return index
-        self.refresh()
-        assert self._index is not None
-        return self._index
-
-    def paths(self) -> list[str]:
-        return self._current().paths
-
-    async def load(self) -> list[str]:
-        """``refresh`` in a worker thread."""
-        import anyio.to_thread
-
-        return await anyio.to_thread.run_sync(self.refresh)
-
-    def complete_mentions(self, prefix: str, limit: int = 20) -> list[str]:
-        """Paths for a mention typed so far (``prefix``: the text after ``@``), best first."""
-        return rank_paths(prefix, self._current(), limit)

@@ -5,14 +5,12 @@ Line 1 is a header (format version, id, cwd, created, model); every later line i
 ``message`` (any history item), ``queued``/``dequeued`` (lane messages, so the queue survives a
 crash), ``model_change``, ``compaction``, ``branch`` (a rewind: its parent is where the
 conversation forks; the old branch stays in the file) or ``pause`` (the gate closed or opened, so
-``-c`` after a quit or a crash while paused starts paused). Each line is written whole (short
-writes are finished, a failed line is cut off again) and fsynced: at every message end and every
-tool result, never per token. Secrets are scrubbed before anything is written.
+``-c`` after a quit or a crash while paused starts paused). Each line is written whole and fsynced:
+at every message end and every tool result, never per token. Secrets are scrubbed before anything
+is written.
 
-Robustness (issue 11):
+Robustness:
 
-- Lines are encoded by the total encoder (``owltui.text.wirejson``): a lone surrogate (a
-  non-UTF-8 file name) is kept as a ``\\udcXX`` escape, so the text comes back exactly on load.
 - A tool result may be written as soon as its tool ends (``record_result_early``), inside a
   concurrent group too; the chain then holds the results in completion order, and loading puts
   the results after an assistant message back in call order (the last result of a call wins).
@@ -20,15 +18,15 @@ Robustness (issue 11):
   hung on the entry written before it, and a notice marks the gap for the model, so nothing before
   it is lost and the conversation never starts with an assistant message. A torn last line is cut
   off the file so appends stay valid; an unreadable header is rebuilt from the file name.
-- The file is locked (``flock``, exclusive, non-blocking) while a process has it open: a second
-  process continuing the same session is refused with one sentence (no fork).
-- A write that fails (disk full, ``ulimit -f``, I/O error) raises ``SessionError`` once from
-  ``append`` (the loop ends the run with it as its error: one line, exit 1), is warned about once
-  for other entries, and the next write tries again. An unwritable data directory is a
-  ``SessionError`` naming it and ``--no-session`` when the store is created.
+- A second process continuing the same session is refused with one sentence (no fork): the file
+  is locked while a process has it open.
+- An unwritable data directory is a ``SessionError`` naming it and ``--no-session`` when the store
+  is created.
 
-The pieces: ``store_file`` (the file: errors, lock, whole-line writes, ``parse_lines``) and
-``store_replay`` (records back into the tree, the branch's items, the queue, the pause state).
+The pieces: ``file`` (the file: errors, lock, whole-line writes, ``parse_lines``), ``writer`` (the
+append side: whole lines, fsync, what a failed write does), ``queue_log`` (the inbox's lane
+messages) and ``replay`` (records back into the tree, the branch's items, the queue, the pause
+state).
 """
 
 from __future__ import annotations
@@ -36,13 +34,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from owltui.agent.history import CompactionMark, compacted_view
-from owltui.agent.inbox import Entry, Inbox, Queued, QueueLane
 from owltui.agent.messages import AssistantMessage, Item, ToolResult, UserMessage
 from owltui.session.redact import Redactor
 from owltui.session.store.file import (
@@ -54,27 +51,19 @@ from owltui.session.store.file import (
     now,
     parse_lines,
     reason,
-    stderr_warn,
-    unwritable_dir,
-    write_all,
 )
-from owltui.session.store.replay import (
-    KINDS,
-    Index,
-    QueuedMessage,
-    index,
-    placed,
-    walk,
-)
-from owltui.text.wirejson import dumps
+from owltui.session.store.queue_log import QueueLog
+from owltui.session.store.replay import KINDS, Index, index, walk
+from owltui.session.store.writer import FORMAT_VERSION
 
-__all__ = ["FORMAT_VERSION", "SessionStore"]
-
-FORMAT_VERSION = 1
+__all__ = ["SessionStore"]
 
 
-class SessionStore:
-    """The session file and its in-memory view. Create with ``create`` or ``open``."""
+class SessionStore(QueueLog):
+    """The session file and its in-memory view. Create with ``create`` or ``open``.
+
+    The conversation (the current branch's items, the compaction, rewinds) is here; writing entries
+    is ``SessionWriter``'s, the lane messages ``QueueLog``'s."""
 
     def __init__(
         self,
@@ -86,31 +75,14 @@ class SessionStore:
         redactor: Redactor | None = None,
         warn: Warn | None = None,
     ) -> None:
-        self.path = path
-        self.id = session_id
-        self.cwd = cwd
-        self.model = model
-        self.created = created
-        self.redactor = redactor or Redactor()
-        self.warn: Warn = warn or stderr_warn
+        super().__init__(path, session_id, cwd, model, created, redactor, warn)
         self._items: list[Item] = []
         self._item_ids: list[str] = []
-        self._leaf: str | None = None
-        self._fd: int | None = None
-        self._size = 0  # bytes of whole lines in the file (a failed line is cut back to this)
-        self._failure: str | None = None  # while writes fail: the sentence describing it
-        self._raised = False  # this failure was raised from append already
-        self.unsaved = 0  # entries lost to write failures (kept in memory only)
         self._open_calls: set[str] = set()  # tool calls appended and still without a result
         self._early: dict[str, tuple[str, ToolResult]] = {}  # call id -> (entry id, result on disk)
         self._compaction: CompactionMark | None = None  # the last compaction (indexes into _items)
         self._view: list[Item] | None = None
-        self._queued: dict[str, QueuedMessage] = {}  # undelivered, by qid (the inbox's id), in order
-        self._live: dict[int, tuple[str, Entry]] = {}  # id(inbox entry) -> (qid, entry)
-        self._inbox: Inbox | None = None
-        self._unsubscribe: Callable[[], None] | None = None
         self.paused = False  # the gate was closed when this session last recorded it
-        self.closed = False
 
     # ---- construction --------------------------------------------------------------------
     @classmethod
@@ -196,21 +168,6 @@ class SessionStore:
         store._replay(body, warn)
         return store
 
-    def _repair_tail(self, fd: int, data: bytes, good_end: int, torn: bool) -> int:
-        """Cut a torn last line off the file (``parse_lines`` found it: ``torn``, the whole lines end
-        at ``good_end``) and end the last line with a newline; the new size."""
-        size = len(data)
-        try:
-            if torn:
-                os.ftruncate(fd, good_end)  # the next append starts a clean line
-                size = good_end
-            if size and not data[:size].endswith(b"\n"):
-                write_all(fd, b"\n")  # a complete last record that lost only its newline
-                size += 1
-        except OSError as exc:
-            raise SessionError(f"Cannot repair session file {self.path}: {reason(exc)}.") from None
-        return size
-
     def _replay(self, records: list[dict[str, Any]], warn: Warn | None) -> None:
         idx = index(records)
         self._queued = idx.queued
@@ -228,107 +185,6 @@ class SessionStore:
         if walked.model:
             self.model = walked.model
         self._leaf = leaf
-
-    # ---- writing -------------------------------------------------------------------------
-    def _header(self) -> dict[str, Any]:
-        return {
-            "type": "session",
-            "version": FORMAT_VERSION,
-            "id": self.id,
-            "cwd": str(self.cwd),
-            "created": self.created.isoformat(),
-            "model": self.model,
-        }
-
-    def _open_file(self) -> int:
-        directory = self.path.parent
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        except OSError as exc:
-            if exc.errno in (
-                errno.EACCES,
-                errno.EPERM,
-                errno.ENOENT,
-                errno.ENOTDIR,
-                errno.EROFS,
-                errno.EEXIST,
-            ):
-                raise unwritable_dir(directory, exc) from None
-            raise
-        try:
-            lock_file(fd, self.path)
-            self._size = os.fstat(fd).st_size
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
-
-    def _line(self, record: dict[str, Any]) -> bytes:
-        text = self.redactor.scrub(dumps(record, surrogates="escape"))
-        return (text + "\n").encode("utf-8", "replace")
-
-    def _put(self, data: bytes) -> None:
-        """Append whole lines and fsync; on failure cut the file back to its last whole line."""
-        assert self._fd is not None
-        try:
-            write_all(self._fd, data)
-            os.fsync(self._fd)
-        except OSError:
-            try:
-                os.ftruncate(self._fd, self._size)
-            except OSError:
-                pass
-            raise
-        self._size += len(data)
-
-    def _write(self, record: dict[str, Any], strict: bool = False) -> bool:
-        """Write one line (the header first in a new file). True when it is on disk.
-
-        A failure raises SessionError when ``strict`` (``append``) and it was not raised yet; it is
-        otherwise warned about once. The next write tries again."""
-        if self.closed:
-            return False
-        try:
-            if self._fd is None:
-                self._fd = self._open_file()
-            data = self._line(record)
-            if self._size == 0:
-                data = self._line(self._header()) + data
-            self._put(data)
-        except SessionError as exc:
-            return self._failed(str(exc), strict)
-        except OSError as exc:
-            return self._failed(f"Cannot write session file {self.path}: {reason(exc)}.", strict)
-        self._failure = None
-        self._raised = False
-        return True
-
-    def _failed(self, message: str, strict: bool) -> bool:
-        """One message per outage: raised from ``append`` (the run ends with it), else warned."""
-        first = self._failure is None
-        self._failure = message
-        if strict and not self._raised:
-            self._raised = True
-            raise SessionError(message)
-        self.unsaved += 1
-        if first:
-            self.warn(f"{message} Later entries of this session may not be saved.")
-        return False
-
-    @property
-    def failure(self) -> str | None:
-        """While writes fail: the sentence describing why (None when the file is healthy)."""
-        return self._failure
-
-    def _entry(self, kind: str, moves_leaf: bool = True, strict: bool = False, **fields: Any) -> str:
-        eid = new_id()[:8]
-        self._write(
-            {"type": kind, "id": eid, "parent_id": self._leaf, "ts": now().isoformat(), **fields}, strict
-        )
-        if moves_leaf:
-            self._leaf = eid
-        return eid
 
     # ---- the history protocol ------------------------------------------------------------
     def items(self) -> Sequence[Item]:
@@ -452,102 +308,3 @@ class SessionStore:
         if paused != self.paused:
             self.paused = paused
             self._entry("pause", moves_leaf=False, paused=paused)
-
-    # ---- the queue -----------------------------------------------------------------------
-    def undelivered(self) -> list[QueuedMessage]:
-        """Lane messages queued and never delivered (nor withdrawn)."""
-        return list(self._queued.values())
-
-    def attach(self, inbox: Inbox) -> None:
-        """Record the inbox's lane messages; first put back the ones a previous process left queued,
-        with their ids."""
-        restore = self.undelivered()
-        for q in restore:
-            entry = UserMessage(text=q.text, lane=q.lane, source=q.source)
-            item = inbox.push(q.lane, entry, qid=q.qid)  # our listener is not subscribed yet
-            if item.id != q.qid:  # the id is taken in this inbox (never in practice): follow the inbox
-                del self._queued[q.qid]
-                q.qid = item.id
-                self._queued[q.qid] = q
-            self._live[id(entry)] = (q.qid, entry)
-        self._inbox = inbox
-        self._unsubscribe = inbox.subscribe(self._on_inbox)
-
-    def track_queued(self, lane: QueueLane, entry: Entry | Queued) -> None:
-        """Record a lane message that is in the inbox (pushed now, or before this store existed);
-        a ``Queued`` record keeps its id."""
-        qid: str | None = None
-        if isinstance(entry, Queued):
-            qid, entry = entry.id, entry.entry
-        if isinstance(entry, UserMessage) and id(entry) not in self._live:
-            ids: dict[str, Any] = {"qid": qid} if qid else {}
-            eid = self._entry(
-                "queued", moves_leaf=False, **ids, lane=lane, text=entry.text, source=entry.source
-            )
-            qid = qid or eid
-            self._queued[qid] = QueuedMessage(qid, lane, entry.text, entry.source)
-            self._live[id(entry)] = (qid, entry)
-
-    def _on_inbox(self, action: str, lane: QueueLane, item: Queued | None) -> None:
-        if action == "push" and item is not None:
-            self.track_queued(lane, item)
-        elif action in ("pop", "remove") and item is not None:
-            live = self._live.pop(id(item.entry), None)
-            if live is not None:
-                self._dequeue(live[0], "withdrawn")
-        elif action in ("edit", "move") and item is not None and item.id in self._queued:
-            self._changed(item, moved=action == "move")
-        elif action == "clear":
-            for key, (qid, e) in list(self._live.items()):
-                if isinstance(e, UserMessage) and e.lane == lane and qid in self._queued:
-                    del self._live[key]
-                    self._dequeue(qid, "withdrawn")
-
-    def _changed(self, item: Queued, moved: bool) -> None:
-        """A queued message was edited or moved: the same id with its new text, lane and place."""
-        assert isinstance(item.entry, UserMessage)
-        for key, (qid, _) in list(self._live.items()):
-            if qid == item.id:
-                del self._live[key]
-        self._live[id(item.entry)] = (item.id, item.entry)
-        msg = QueuedMessage(item.id, item.lane, item.text, item.source)
-        if not moved:
-            self._queued[item.id] = msg
-            self._entry(
-                "queued", moves_leaf=False, qid=item.id, lane=item.lane, text=item.text, source=item.source
-            )
-            return
-        before = self._inbox.following(item.id) if self._inbox is not None else None
-        del self._queued[item.id]
-        self._queued = placed(self._queued, msg, before)
-        self._entry(
-            "queued",
-            moves_leaf=False,
-            qid=item.id,
-            lane=item.lane,
-            text=item.text,
-            source=item.source,
-            before=before,
-        )
-
-    def _dequeue(self, qid: str, how: str) -> None:
-        if self._queued.pop(qid, None) is not None:
-            self._entry("dequeued", moves_leaf=False, ref=qid, how=how)
-
-    def __del__(self) -> None:
-        # a store dropped without close() must not keep the session locked for the process's life
-        fd, self._fd = getattr(self, "_fd", None), None
-        if fd is not None:
-            try:
-                os.close(fd)
-            except Exception:
-                pass
-
-    def close(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-        self.closed = True
