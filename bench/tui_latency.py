@@ -27,6 +27,7 @@ from owltui.agent.messages import Usage
 from owltui.agent.model import ModelRequest, StreamDone, StreamEvent, TextDelta
 from owltui.testing.host import LocalRuntime
 from owltui.ui.app import OwlApp
+from owltui.ui.app_options import AppOptions
 from owltui.ui.themes.loader import PACKAGE_THEMES
 from owltui.ui.widgets.blocks import AssistantBlock
 
@@ -90,7 +91,7 @@ async def bench(n_tokens: int, rate: float, size: tuple[int, int]) -> dict[str, 
     tokens = make_tokens(n_tokens)
     full = "".join(tokens)
     model = RateModel(tokens, rate)
-    app = OwlApp(LocalRuntime(model), theme_dirs=[PACKAGE_THEMES], cursor_blink=False)
+    app = OwlApp(LocalRuntime(model), AppOptions(theme_dirs=[PACKAGE_THEMES], cursor_blink=False))
     frames: list[float] = []
     waiting: dict[str, Any] = {}
     key_latencies: list[float] = []

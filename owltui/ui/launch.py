@@ -1,5 +1,5 @@
 """Running the TUI from the CLI: the app draws its first frame at once and builds the runtime in a
-thread meanwhile (``start`` here, run by ``OwlApp``); start-up warnings and OwlTUI's logged warnings
+thread meanwhile (``start`` here, run by the app's ``Boot``); start-up warnings and OwlTUI's logged warnings
 go into the conversation (scrubbed of secrets); once the app has exited, what could not be shown is
 printed, a runtime the app never took is closed, a start-up error is one line (exit code 1), and the
 ``owltui --resume ID`` line follows. ``owltui.ui.app.run_tui`` calls ``launch`` with ``OwlApp``.
@@ -19,23 +19,19 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from owltui.session.paths import config_file
-from owltui.ui.boot import Started
+from owltui.ui.app_options import AppOptions
+from owltui.ui.boot import Boot, Started
 
 if TYPE_CHECKING:
     from owltui.session.runtime.options import Options
 
 
 class LaunchedApp(Protocol):
-    started: Started | None
-    start_error: BaseException | None
-    attached: bool
-    unsent: list[str]
+    """What ``launch`` uses of the app it makes (``OwlApp``); the rest it reads from the ``Boot``."""
 
     def warn(self, text: str) -> None: ...
 
     def run(self) -> Any: ...
-
-    def join_start(self, timeout: float | None = None) -> None: ...
 
     def unshown_notices(self) -> list[str]: ...
 
@@ -67,7 +63,9 @@ def configured_theme(env: Mapping[str, str]) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str | None = None) -> int:
+def launch(
+    make_app: Callable[[Boot, AppOptions], LaunchedApp], options: Options, prompt: str | None = None
+) -> int:
     """The interactive TUI (CLI entry). Returns the exit code."""
     scrubbers: list[Callable[[str], str]] = []
 
@@ -87,17 +85,19 @@ def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str |
         route[0](text)
 
     def start() -> Started:
-        """In the app's start-up thread, after the first frame."""
+        """In the app's start-up thread, after the first frame: the runtime, and the main screen's
+        modules imported here rather than on the app's thread when it swaps the main screen in."""
         import anyio
 
         from owltui.session.config import save_config_value
-        from owltui.session.redact import Redactor
         from owltui.session.runtime.build import build_runtime
+        from owltui.ui.control import actions, input_routing, lifecycle, queue_keys  # noqa: F401
         from owltui.ui.themes.loader import load_themes
+        from owltui.ui.widgets import main_screen  # noqa: F401
 
         runtime = build_runtime(options, warn=warn)
-        redactor = runtime.agent.config.services.get("redactor")
-        if isinstance(redactor, Redactor):
+        redactor = runtime.agent.config.services.redactor
+        if redactor is not None:
             scrubbers.append(redactor.scrub)
 
         def save(name: str) -> None:
@@ -112,9 +112,8 @@ def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str |
             close=lambda: anyio.run(runtime.aclose),
         )
 
-    app = make_app(
-        start=start, workspace=options.workspace, prompt=prompt, theme=configured_theme(os.environ)
-    )
+    boot = Boot(start, options.workspace)
+    app = make_app(boot, AppOptions(prompt=prompt, theme=configured_theme(os.environ)))
     route[0] = app.warn
     handler = _NoticeHandler(lambda text: app.warn(scrub(text)))
     owl_log = logging.getLogger("owltui")
@@ -124,23 +123,23 @@ def launch(make_app: Callable[..., LaunchedApp], options: Options, prompt: str |
     finally:
         owl_log.removeHandler(handler)
         route[0] = to_stderr
-        app.join_start()  # the runtime is built (or failed) before anything is printed
+        boot.join()  # the runtime is built (or failed) before anything is printed
         for line in app.unshown_notices():
             to_stderr(line)
-        if app.started is not None and not app.attached:
-            app.started.close()  # quit on the first frame: nothing ran, but the session is closed
-    error = app.start_error
+        if boot.started is not None and not boot.taken:
+            boot.started.close()  # quit on the first frame: nothing ran, but the session is closed
+    error = boot.error
     if error is not None:  # config/provider/session errors are one clear sentence
         print(f"owltui: {scrub(str(error) or type(error).__name__)}", file=sys.stderr)
-        if app.unsent:  # nothing typed is lost: shown as typed, for copying
+        if boot.unsent:  # nothing typed is lost: shown as typed, for copying
             print("owltui: not sent (typed while OwlTUI was starting):", file=sys.stderr)
-            for text in app.unsent:
+            for text in boot.unsent:
                 print(text, file=sys.stderr)
         return 1
-    if app.started is not None:
+    if boot.started is not None:
         from owltui.ui.plain import resume_line
 
-        resume = resume_line(app.started.runtime)
+        resume = resume_line(boot.started.runtime)
         if resume:
             print(resume)
     return int(result or 0)

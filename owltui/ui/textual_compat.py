@@ -1,13 +1,29 @@
-"""Alt+Enter across terminals: whether this terminal tells it apart (the footer names Ctrl+J where it
-may not), and ``install_alt_enter``, which makes ESC CR (Alt sent as Esc, tmux included) read as
-``alt+enter`` instead of a plain Enter. Textual turns on the kitty keyboard protocol, where the
-terminal has it Alt+Enter is its own key."""
+"""The one module that works around Textual where it offers no public way; each workaround, and why
+(``tests/ui/test_textual_compat.py`` fails when Textual changes what one relies on):
+
+- ``install_alt_enter``: ESC CR (Alt+Enter from a terminal that sends Alt as Esc, tmux included)
+  reads as ``alt+enter``. Textual's parser maps escape sequences to keys with its private table
+  ``textual._ansi_sequences.ANSI_SEQUENCES_KEYS``, where ESC CR is missing: the Esc is dropped and a
+  plain Enter reported (a follow-up sent as steering). Textual has no public way to add a sequence,
+  so the entry is added to that table (never replacing one Textual has), a ``_KeyName`` standing in
+  for the ``Keys`` member the parser expects (it reads ``.value``).
+- ``follows_bottom``: whether an anchored widget still follows its bottom. Textual releases the
+  anchor when the user scrolls away and takes the release back once they scroll to the bottom (or
+  it scrolls to the end) but only keeps that in the private ``Widget._anchor_released``: the scroll
+  position cannot tell, as the bottom moves away for a moment each time content grows.
+
+Beside it, public facts only: ``alt_enter_distinct``, whether this terminal tells Alt+Enter apart
+anyway (Textual turns on the kitty keyboard protocol, where the terminal has it Alt+Enter is its own
+key; the footer names Ctrl+J where it may not be).
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from typing import Any
+
+from textual.widget import Widget
 
 # terminals that speak the kitty keyboard protocol (Textual enables it): Alt+Enter is its own key
 KITTY_TERMS = {"xterm-kitty", "xterm-ghostty", "foot", "foot-extra", "alacritty", "wezterm"}
@@ -37,10 +53,14 @@ class _KeyName:
 
 
 def install_alt_enter() -> None:
-    """ESC CR (Alt+Enter from a terminal that sends Alt as Esc, tmux included) becomes
-    ``alt+enter``: Textual's table maps ESC CR to nothing, so its parser drops the Esc and reports a
-    plain Enter (a follow-up sent as steering)."""
+    """ESC CR becomes ``alt+enter`` (see the module's docstring); calling it again changes nothing."""
     from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
 
     table: dict[str, Any] = ANSI_SEQUENCES_KEYS  # type: ignore[assignment]
     table.setdefault("\x1b\r", (_KeyName("alt+enter"),))
+
+
+def follows_bottom(widget: Widget) -> bool:
+    """``widget`` is anchored and the user has not scrolled away (see the module's docstring)."""
+    released: bool = widget._anchor_released
+    return widget.is_anchored and not released

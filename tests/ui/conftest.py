@@ -16,20 +16,21 @@ from owltui.agent.tool import ToolContext, ToolOutput
 from owltui.testing.host import LocalRuntime
 from owltui.testing.scripted import ScriptedModel, Step
 from owltui.ui.app import OwlApp
+from owltui.ui.app_options import AppOptions
 from owltui.ui.themes.loader import PACKAGE_THEMES
 
 SIZE = (100, 32)
 WORKSPACE = Path("/srv/project")  # shown in the welcome line (snapshots): the same everywhere
 
 
-def owl_app(runtime: Any = None, **kw: Any) -> OwlApp:
-    """``OwlApp(runtime, **kw)`` (or ``start=`` in ``kw``) with the tests' defaults: the shipped themes,
-    a fixed pause time, a clock that stands still and Alt+Enter told apart."""
+def owl_app(host: Any, **kw: Any) -> OwlApp:
+    """``OwlApp(host, AppOptions(**kw))`` (``host``: a runtime, or a ``Boot``) with the tests' defaults:
+    the shipped themes, a fixed pause time, a clock that stands still and Alt+Enter told apart."""
     kw.setdefault("theme_dirs", [PACKAGE_THEMES])
     kw.setdefault("elapsed", lambda: 12.0)
     kw.setdefault("clock", lambda: 100.0)  # the status bar's run timer stands still: 0s, one frame
     kw.setdefault("alt_enter", True)
-    return OwlApp(runtime, **kw)
+    return OwlApp(host, AppOptions(**kw))
 
 
 def make_app(

@@ -1,6 +1,6 @@
-"""The first frame comes before the runtime (issue 16, item 4; issue 15: MCP servers cannot delay it).
+"""The first frame comes before the runtime (nor can MCP servers delay it).
 
-``OwlApp(start=…)`` draws the boot screen (welcome line, input, status, footer) at once and builds
+``OwlApp(Boot(start))`` draws the boot screen (welcome line, input, status, footer) at once and builds
 the runtime in a thread; what is typed meanwhile is kept: the editor's text moves into the real input
 with its cursor, and lines sent (Enter, Ctrl+J) are sent in order once the runtime is ready. Quitting
 on the first frame closes what the thread built; a start-up error ends the app with one line, and
@@ -24,7 +24,8 @@ from owltui.session.runtime.options import Options
 from owltui.testing.host import LocalRuntime
 from owltui.testing.scripted import ScriptedModel, Step
 from owltui.ui.app import OwlApp
-from owltui.ui.boot import BootView, Started
+from owltui.ui.app_options import AppOptions
+from owltui.ui.boot import Boot, BootView, Started
 from owltui.ui.launch import configured_theme, launch
 from owltui.ui.widgets.blocks import InputBlock
 from owltui.ui.widgets.main_screen import MainScreen
@@ -54,9 +55,10 @@ def test_first_frame_path_imports_nothing_heavy(tmp_path: Path) -> None:
         "import owltui.cli as cli\n"
         "options = cli.options_from(cli.build_parser().parse_args(['--provider', 'demo']))\n"
         "from owltui.ui.app import OwlApp\n"
+        "from owltui.ui.app_options import AppOptions\n"
+        "from owltui.ui.boot import Boot\n"
         "from owltui.ui.launch import configured_theme\n"
-        "configured_theme(os.environ)\n"
-        "app = OwlApp(start=lambda: None, workspace=options.workspace)\n"
+        "app = OwlApp(Boot(lambda: None, options.workspace), AppOptions(theme=configured_theme(os.environ)))\n"
         "list(app.compose())\n"
         f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({HEAVY!r}))))\n"
     )
@@ -71,6 +73,41 @@ def test_first_frame_path_imports_nothing_heavy(tmp_path: Path) -> None:
         timeout=60,
     )
     assert json.loads(out.stdout) == []
+
+
+# the modules on the way to the first frame, and the light ones they import (each: stdlib and Textual only)
+FIRST_FRAME = {
+    "owltui.ui.app",
+    "owltui.ui.app_options",
+    "owltui.ui.boot",
+    "owltui.ui.launch",
+    "owltui.ui.look",
+    "owltui.ui.main_actions",
+    "owltui.ui.textual_compat",
+    "owltui.ui.themes.choice",
+    "owltui.ui.themes.loader",
+    "owltui.session.paths",  # (``launch``: where the config file is)
+}
+
+
+def test_first_frame_modules_import_only_textual_and_the_standard_library(tmp_path: Path) -> None:
+    """A fresh interpreter that has Textual's app and widgets loaded: importing the first frame's
+    modules loads nothing but them, their packages and the standard library."""
+    code = (
+        "import sys, json\n"
+        "import textual.app, textual.containers, textual.theme, textual.widgets\n"
+        "from textual.widgets import Footer, Static, TextArea\n"
+        "before = set(sys.modules)\n"
+        "import owltui.ui.app, owltui.ui.boot, owltui.ui.launch, owltui.ui.look, owltui.ui.themes.loader\n"
+        "print(json.dumps(sorted(set(sys.modules) - before)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path, timeout=60
+    )
+    allowed = {*sys.stdlib_module_names, "textual", "rich"}  # (Textual's own modules it loads lazily)
+    loaded = [m for m in json.loads(out.stdout) if m.split(".")[0] not in allowed]
+    packages = {"owltui", "owltui.ui", "owltui.ui.themes", "owltui.session"}
+    assert set(loaded) - packages <= FIRST_FRAME, sorted(set(loaded) - packages - FIRST_FRAME)
 
 
 def test_configured_theme_is_read_cheaply(tmp_path: Path) -> None:
@@ -103,17 +140,19 @@ class Gate:
         self.closed += 1
 
 
-def deferred(start: Gate, **kw: Any) -> OwlApp:
-    return owl_app(start=start, workspace=WORKSPACE, **kw)
+def deferred(start: Gate) -> tuple[OwlApp, Boot]:
+    """An app in its boot phase, building its runtime with ``start``; and its ``Boot``."""
+    boot = Boot(start, WORKSPACE)
+    return owl_app(boot), boot
 
 
 async def test_typed_on_the_first_frame_is_kept_and_sent_in_order() -> None:
     model = ScriptedModel([Step(text="one"), Step(text="two")], name="scripted")
     start = Gate(LocalRuntime(model, workspace=WORKSPACE))
-    app = deferred(start)
+    app, phase = deferred(start)
     async with app.run_test(size=SIZE) as pilot:
         boot = app.query_one(BootView)
-        assert not app.attached
+        assert app.boot is phase and not phase.taken
         assert "starting" in boot.welcome and "/srv/project" in boot.welcome
         await pilot.press(*"first question", "enter")
         await pilot.press(*"and then this", "ctrl+j")
@@ -121,7 +160,7 @@ async def test_typed_on_the_first_frame_is_kept_and_sent_in_order() -> None:
         await wait_for(pilot, lambda: len(boot.sent) == 2, "both lines kept")
         assert boot.sent == [("first question", "prompt"), ("and then this", "follow_up")]
         start.go.set()
-        await wait_for(pilot, lambda: app.attached and isinstance(app.screen, MainScreen), "main screen")
+        await wait_for(pilot, lambda: app.boot is None and isinstance(app.screen, MainScreen), "main screen")
         assert app.input.text == "a draft" and app.input.cursor_location == (0, 7)
         assert app.focused is app.input
         await wait_for(pilot, lambda: model.calls >= 2 and not app.agent.running, "both sent")
@@ -133,46 +172,46 @@ async def test_typed_on_the_first_frame_is_kept_and_sent_in_order() -> None:
         assert "first question" in texts(app, InputBlock)
         assert not boot.is_attached, "the first frame is gone"
         await app.action_quit()
-    assert start.closed == 0  # the app took the runtime: it closed it itself
+    assert phase.taken and start.closed == 0  # the app took the runtime: it closed it itself
 
 
 async def test_quit_on_the_first_frame_leaves_the_runtime_to_launch() -> None:
     """Quitting before the runtime is built: the thread still finishes, the app never takes the
     runtime, and it is left for ``launch`` to close (``test_launch_closes_an_untaken_runtime``)."""
     start = Gate(LocalRuntime(ScriptedModel([]), workspace=WORKSPACE))
-    app = deferred(start)
+    app, boot = deferred(start)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app._start_thread is not None, "the start-up thread")
+        await wait_for(pilot, lambda: boot.thread is not None, "the start-up thread")
         await pilot.press("ctrl+c")  # an empty editor: quits
         await wait_for(pilot, lambda: app.quitting, "quitting")
     start.go.set()
-    app.join_start(20)
-    assert app.started is not None and app.started.runtime is start.runtime
-    assert not app.attached and start.closed == 0
+    boot.join(20)
+    assert boot.started is not None and boot.started.runtime is start.runtime
+    assert not boot.taken and app.boot is boot and start.closed == 0
 
 
 async def test_ctrl_c_on_the_first_frame_clears_first() -> None:
     start = Gate(LocalRuntime(ScriptedModel([]), workspace=WORKSPACE))
-    app = deferred(start)
+    app, _boot = deferred(start)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"oops", "ctrl+c")
-        boot = app.query_one(BootView)
-        assert boot.editor.text == "" and not app.quitting
+        view = app.query_one(BootView)
+        assert view.editor.text == "" and not app.quitting
         start.go.set()
-        await wait_for(pilot, lambda: app.attached, "attached")
+        await wait_for(pilot, lambda: app.boot is None, "attached")
         await app.action_quit()
 
 
 async def test_start_error_ends_the_app_keeping_what_was_typed() -> None:
     start = Gate(error=RuntimeError("no API key for openai"))
-    app = deferred(start)
+    app, boot = deferred(start)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*"a long prompt", "enter", *"half typed")
         await wait_for(pilot, lambda: len(app.query_one(BootView).sent) == 1, "sent on the first frame")
         start.go.set()
         await wait_for(pilot, lambda: app.quitting, "the app ends")
-    assert app.return_value == 1 and isinstance(app.start_error, RuntimeError)
-    assert app.unsent == ["a long prompt", "half typed"]  # launch prints them (below)
+    assert app.return_value == 1 and isinstance(boot.error, RuntimeError)
+    assert boot.unsent == ["a long prompt", "half typed"]  # launch prints them (below)
 
 
 def test_launch_start_error_is_one_line_and_keeps_what_was_typed(
@@ -188,8 +227,8 @@ def test_launch_start_error_is_one_line_and_keeps_what_was_typed(
     monkeypatch.setattr(runtime_mod, "build_runtime", failing)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
 
-    def headless(**kw: Any) -> OwlApp:
-        app = OwlApp(**kw)
+    def headless(boot: Boot, options: AppOptions) -> OwlApp:
+        app = OwlApp(boot, options)
         app.run = lambda: OwlApp.run(app, headless=True)  # type: ignore[method-assign]
         return app
 
@@ -204,8 +243,8 @@ def test_launch_start_error_is_one_line_and_keeps_what_was_typed(
         assert hold.wait(20)
         raise RuntimeError("no API key for openai")
 
-    def typed_then_fails(**kw: Any) -> OwlApp:
-        app = OwlApp(**kw)
+    def typed_then_fails(boot: Boot, options: AppOptions) -> OwlApp:
+        app = OwlApp(boot, options)
 
         async def pilot(p: Any) -> None:  # type, then let the build fail
             await p.press(*"my prompt", "enter", *"more")
@@ -252,11 +291,11 @@ def test_launch_closes_an_untaken_runtime(monkeypatch: pytest.MonkeyPatch, tmp_p
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
 
-    def quits_at_once(**kw: Any) -> OwlApp:
-        app = OwlApp(**kw)
+    def quits_at_once(boot: Boot, options: AppOptions) -> OwlApp:
+        app = OwlApp(boot, options)
 
         async def pilot(p: Any) -> None:
-            await wait_for(p, lambda: app._start_thread is not None, "the start-up thread")
+            await wait_for(p, lambda: boot.thread is not None, "the start-up thread")
             await app.action_quit()
             go.set()  # the runtime is built after the app has quit
 

@@ -138,11 +138,12 @@ async def test_sessions_and_new_with_runtime(tmp_path: Path) -> None:
     from owltui.session.runtime.options import Options
     from owltui.testing.scripted import ScriptedModel
     from owltui.ui.app import OwlApp
+    from owltui.ui.app_options import AppOptions
     from owltui.ui.themes.loader import PACKAGE_THEMES
 
     env = env_for(tmp_path)
     runtime = build_runtime(Options(workspace=ws), model=ScriptedModel([Step(text="one")]), env=env)
-    app = OwlApp(runtime, theme_dirs=[PACKAGE_THEMES], elapsed=lambda: 1.0)
+    app = OwlApp(runtime, AppOptions(theme_dirs=[PACKAGE_THEMES], elapsed=lambda: 1.0))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready)
         first = runtime.session_id

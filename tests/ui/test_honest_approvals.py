@@ -280,7 +280,8 @@ class RerunProbe:
         self.answers: list[bool] = []
 
     async def run(self, args: ProbeParams, ctx: ToolContext) -> ToolOutput:
-        ask = ctx.service("sandbox_rerun")
+        ask = ctx.services.sandbox_rerun
+        assert ask is not None
         ok = await ask(
             ctx.call_id, args.command, "blocked by the sandbox: /etc/owl is outside the writable paths"
         )

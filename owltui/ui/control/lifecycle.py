@@ -1,18 +1,22 @@
 """Start-up and shutdown of the TUI, and the agent events' way in: ``Lifecycle`` (held by the app
-as ``app.life``) subscribes the presenter to the host, holds the runtime open in a worker until
-shutdown, and buffers agent events (from the agent's task) to be drawn in one batch by
-``FlushEvents``."""
+as ``app.life`` once it has its runtime) subscribes the presenter to the host, holds the runtime open
+in a worker until shutdown, sends what waited for it (the CLI prompt, then the lines typed on the
+first frame, in order), and buffers agent events (from the agent's task) to be drawn in one batch by
+``FlushEvents``. ``app_keys`` checks the ``[keys]`` map the app applies."""
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import anyio
 from textual.message import Message
 from textual.worker import Worker
 
 from owltui.agent import events as ev
+from owltui.session.commands.keys import KeysError, check_keys, default_keys, split_keys
+from owltui.ui.app_options import AppOptions
 from owltui.ui.control.app_api import OwlAppApi
 from owltui.ui.control.input_routing import on_send
 from owltui.ui.control.interrupt import watch_interrupts
@@ -25,16 +29,40 @@ class FlushEvents(Message):
     """Agent events are buffered by the listener and drawn in one batch by this message."""
 
 
+@dataclass(frozen=True)
+class AppKeys:
+    """The ``[keys]`` map the app applies (checked), and the keys it names itself: the follow-up's
+    (the footer's label) and the palette's."""
+
+    keymap: dict[str, str]
+    follow_up: list[str]
+    palette: list[str]
+
+
+def app_keys(keymap: Mapping[str, str], notices: list[str]) -> AppKeys:
+    """``keymap`` checked; a bad one is a notice and the default keys apply (the config checks
+    ``[keys]`` first: this is for a keymap passed in)."""
+    try:
+        keys = check_keys(keymap)
+    except KeysError as exc:
+        notices.append(f"{exc}; the default keys apply")
+        keys = {}
+    follow_up = split_keys(keys.get("follow_up", "")) or default_keys("follow_up")
+    return AppKeys(keys, follow_up, split_keys(keys.get("palette", "")) or default_keys("palette"))
+
+
 class Lifecycle:
     """Set-up, the runtime's worker, shutdown and the event buffer of one app."""
 
     def __init__(
-        self, app: OwlAppApi, *, keymap: dict[str, str], max_blocks: int | None, cursor_blink: bool
+        self, app: OwlAppApi, options: AppOptions, *, keymap: dict[str, str], typed: list[tuple[str, str]]
     ) -> None:
         self._app = app
         self._keymap = keymap
-        self._max_blocks = max_blocks
-        self._cursor_blink = cursor_blink
+        self._max_blocks = options.max_blocks
+        self._cursor_blink = options.cursor_blink
+        self._prompt = options.prompt
+        self._typed = typed  # lines sent on the first frame (text, lane), in order
         self._events: list[ev.Event] = []
         self._flush_posted = False
         self._unsubscribe: list[Callable[[], None]] = []
@@ -97,9 +125,10 @@ class Lifecycle:
             first, second, _third = gc.get_threshold()
             gc.set_threshold(first, second, 50)  # and run about 5x rarer (each walks what streaming kept)
             app.ready = True
-            if app.initial_prompt:
-                app.agent.prompt(app.initial_prompt)
-            for text, lane in app.take_boot_sent():  # typed on the first frame: sent as if now
+            if self._prompt:
+                app.agent.prompt(self._prompt)
+            typed, self._typed = self._typed, []
+            for text, lane in typed:  # typed on the first frame: sent as if now
                 await on_send(app, PromptInput.Send(text, lane))
             if not self.quitting:
                 await self._close_event.wait()

@@ -6,6 +6,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from owltui.ui import look
+from owltui.ui.textual_compat import follows_bottom
 from owltui.ui.widgets.blocks import AssistantBlock, NoticeBlock
 
 MAX_BLOCKS = 400
@@ -24,11 +25,12 @@ class ConversationView(VerticalScroll, can_focus=False):
 
     @property
     def following(self) -> bool:
-        return self.is_anchored and not self._anchor_released
+        """Following the bottom (scrolling up stops it, until ``follow`` or back at the bottom)."""
+        return follows_bottom(self)
 
     def follow(self) -> None:
-        """Re-attach to the bottom (after the user scrolled up)."""
-        self._anchor_released = False
+        """Re-attach to the bottom (after the user scrolled up): anchoring scrolls to the end, which
+        takes back a release."""
         self.anchor()
 
     async def add(self, widget: Widget) -> Widget:
