@@ -1,4 +1,4 @@
-"""Checkpoint cost (issue 14): the per-turn snapshot of a 5,000-file workspace, and a restore.
+"""Checkpoint cost: the per-turn snapshot of a 5,000-file workspace, and a restore.
 
 Method: a temporary workspace of N files (default 5,000; 50 directories of 10 subdirectories,
 200 B – 8 KB of text each, plus a .gitignore and an ignored build/ directory of 200 files), once as

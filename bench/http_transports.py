@@ -1,4 +1,4 @@
-"""HTTP client cost under httpx, transport by transport, side by side in one run (issue 16).
+"""HTTP client cost under httpx, transport by transport, side by side in one run.
 
 The server is ``e2e_rounds.py``'s (its own process, HTTP/1.1 keep-alive, chunked SSE). Each client
 runs in a fresh process, in turn (alternating, ``--repeat`` times), and reports:

@@ -1,4 +1,4 @@
-"""kill -9 at random points of a scripted run with a concurrent batch; then check the session (issue 11).
+"""kill -9 at random points of a scripted run with a concurrent batch; then check the session.
 
     python bench/kill9_sessions.py [--runs 50] [--with-hook] [--seed N]
 

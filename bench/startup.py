@@ -2,7 +2,7 @@
 reaching a loopback server, against ``python -c pass`` and ``python -c "import httpx, pydantic"``,
 and the ratio of print mode's start → first request to the floor's: the least code that sends a
 request (``python -c "import httpx, json; httpx.post(...)"``), measured the same way, in
-alternating runs (issue 16: at most 2.0×). Runs with .pyc files present, as an install has them.
+alternating runs (the target: at most 2.0×). Runs with .pyc files present, as an install has them.
 
 Usage: python bench/startup.py [--runs N]
 """

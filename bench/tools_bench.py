@@ -1,7 +1,7 @@
-"""grep, find and read against ripgrep and head as the floor (issue 12).
+"""grep, find and read against ripgrep and head as the floor.
 
 A generated git tree of 5,000 files (Python-like text, nested .gitignore, an ignored vendor directory
-of 500 more files) and one file of a single 200 MB line (and 300 MB, issue 11). Each operation is
+of 500 more files) and one file of a single 200 MB line (and one of 300 MB). Each operation is
 timed as the median of several runs of the tool's ``run`` inside one event loop; the floor is the
 same work done by the ``rg`` or ``head`` process (its start included, since the tool starts one
 too). grep asks rg for output sorted by path (a stable answer; rg then searches on one thread), so

@@ -1,5 +1,5 @@
 """TUI start-up: OwlTUI's first frame against a minimal Textual app (Static, Input, Footer) started the
-same way, a fresh process in a pseudo-terminal (120×40), alternating runs (issue 16: at most 1.4×).
+same way, a fresh process in a pseudo-terminal (120×40), alternating runs (the target: at most 1.4×).
 
 Moments per run, from the spawn: the first paint (the first write that draws text at the top row);
 the full frame (the first write that draws the footer's keys - Textual draws the footer last - with
@@ -12,7 +12,7 @@ present.
     python bench/tui_first_frame.py [--runs 9] [--quiet 300] [--mcp-servers 2]
 
 With ``--mcp-servers N`` a third row runs OwlTUI with N MCP servers (the reference time server) in
-the user config, and the ratio to OwlTUI without them is reported (issue 15: no later).
+the user config, and the ratio to OwlTUI without them is reported (the target: no later).
 """
 
 from __future__ import annotations

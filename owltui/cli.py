@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from owltui import __version__
+from owltui import __version__, _startup
 from owltui.providers.table import NAMES as PROVIDER_NAMES
 
 if TYPE_CHECKING:
@@ -217,32 +217,9 @@ def _known_error(exc: BaseException) -> bool:
     return isinstance(exc, ProviderError)
 
 
-def _no_pydantic_plugins() -> None:
-    """pydantic looks for plugins in every installed distribution's entry points (importlib.metadata,
-    email, zipfile: ~20 ms) the first time it builds a validator; OwlTUI uses none, so the answer
-    "none" is given without the scan. Not via PYDANTIC_DISABLE_PLUGINS: every process a tool starts
-    would inherit it."""
-    name = "pydantic.plugin._loader"
-    if name not in sys.modules:
-        import types
-
-        stub = types.ModuleType(name, "OwlTUI: no pydantic plugins (see owltui.cli)")
-        stub.get_plugins = tuple  # type: ignore[attr-defined]  # get_plugins() -> ()
-        sys.modules[name] = stub
-
-
-def _no_httpx_cli() -> None:
-    """httpx imports its own command-line client (click, rich.console, pygments: ~40 ms) when it is
-    installed; a ``None`` in ``sys.modules`` makes that import fail, and httpx then keeps its
-    documented fallback (``httpx.main`` says the CLI is unavailable). OwlTUI never runs it."""
-    if "httpx" not in sys.modules:
-        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit code; never lets a traceback reach the user."""
-    _no_pydantic_plugins()
-    _no_httpx_cli()
+    _startup.apply()
     try:
         return _run(argv)
     except KeyboardInterrupt:

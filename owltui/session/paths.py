@@ -1,4 +1,9 @@
-"""Where OwlTUI keeps its files (XDG): the config file and the sessions directory."""
+"""Where OwlTUI keeps its files (XDG): the config file and the sessions directory.
+
+The XDG rules are applied here, not by platformdirs: every function takes the environment it reads
+as a mapping (tests pass their own), and the layout is the same on every system (platformdirs would
+move it to ``~/Library`` on macOS).
+"""
 
 from __future__ import annotations
 

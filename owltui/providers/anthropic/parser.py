@@ -16,8 +16,8 @@ from owltui.agent.model import (
     ToolCallEnd,
     ToolCallStart,
 )
-from owltui.providers.fast import loads, text_delta, thinking_delta
 from owltui.providers.http.errors import bad_event_message
+from owltui.providers.sse_json import loads
 from owltui.text.wirejson import loose
 
 STOP_REASONS: dict[str, StopReason] = {
@@ -59,7 +59,7 @@ class AnthropicParser:
             return _NONE
         text = parts[0] if len(parts) == 1 else "".join(parts)
         parts.clear()
-        return [text_delta(text) if self.held is None else thinking_delta(text, self.held)]
+        return [TextDelta(text=text) if self.held is None else ThinkingDelta(text=text, block=self.held)]
 
     def _bad(self, event: str, data: str, why: str) -> list[StreamEvent]:
         self.terminal = StreamError(message=bad_event_message("anthropic", event, data, why))
@@ -110,7 +110,7 @@ class AnthropicParser:
                 block = self.blocks.get(index)
                 if block is not None:
                     block[1] = True
-                return [ToolCallDelta.model_construct(index=index, arguments=frag)] if frag else _NONE
+                return [ToolCallDelta(index=index, arguments=frag)] if frag else _NONE
             if dtype == "thinking_delta":
                 text = delta["thinking"]
                 if not text:
@@ -118,7 +118,7 @@ class AnthropicParser:
                 self.has_content = True
                 return self._hold(index, text)
             if dtype == "signature_delta":
-                return [ThinkingDelta.model_construct(signature=delta["signature"], block=index)]
+                return [ThinkingDelta(signature=delta["signature"], block=index)]
             return _NONE  # citations_delta and future kinds
         if kind == "content_block_start":
             index = obj["index"]

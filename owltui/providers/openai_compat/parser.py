@@ -18,12 +18,14 @@ from owltui.agent.model import (
     StreamDone,
     StreamError,
     StreamEvent,
+    TextDelta,
+    ThinkingDelta,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
 )
-from owltui.providers.fast import loads, text_delta, thinking_delta
 from owltui.providers.http.errors import bad_event_message
+from owltui.providers.sse_json import loads
 from owltui.text.wirejson import loose
 
 STOP_REASONS: dict[str, StopReason] = {
@@ -108,7 +110,7 @@ class OpenAIParser:
             return _NONE
         text = parts[0] if len(parts) == 1 else "".join(parts)
         parts.clear()
-        return [text_delta(text) if self.kind == _TEXT else thinking_delta(text, 0)]
+        return [TextDelta(text=text) if self.kind == _TEXT else ThinkingDelta(text=text, block=0)]
 
     def _hold(self, kind: int, text: str) -> list[StreamEvent]:
         out = self.flush() if self.kind != kind else _NONE
