@@ -35,7 +35,3 @@ class CancelToken:
         if self.deadline is None:
             return None
         return max(0.0, self.deadline - time.monotonic())
-
-    @property
-    def expired(self) -> bool:
-        return self.deadline is not None and time.monotonic() >= self.deadline

@@ -116,13 +116,6 @@ def loose(obj: Any, *, ensure_ascii: bool = False) -> str:
             return "{}"
 
 
-def text_safe(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD (a no-op for valid text)."""
-    if text.isascii() or _SURROGATE.search(text) is None:
-        return text
-    return _SURROGATE.sub("\ufffd", text)
-
-
 def _careful(obj: Any, depth: int = 0) -> str:
     try:
         return json.dumps(clean(obj, depth), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
