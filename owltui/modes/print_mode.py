@@ -21,6 +21,7 @@ import anyio
 
 from owltui.agent.events import Compaction, CompactionFailed, Event, JobFinished, JobStarted, Retry, ToolStart
 from owltui.agent.model import Model
+from owltui.modes.event_text import wire_event
 from owltui.modes.output import JsonLines
 from owltui.session.describe import describe
 from owltui.session.input.mentions import attach_mentions
@@ -55,7 +56,7 @@ class _Progress:
 
     def __call__(self, ev: Event) -> None:
         if self.jsonl is not None:
-            self.jsonl.write(ev.wire())
+            self.jsonl.write(wire_event(ev))  # the text the TUI would draw, never raw escapes
             return
         if ev.agent is not None:  # a subagent's progress is its task's business
             return

@@ -23,6 +23,7 @@ import anyio.from_thread
 from anyio.abc import ObjectReceiveStream
 
 from owltui.agent.model import Model
+from owltui.modes.event_text import wire_event
 from owltui.modes.output import JsonLines
 from owltui.session.commands.host import Host, LineFront
 from owltui.session.commands.layer import Commands
@@ -123,7 +124,7 @@ def _reader(fd: int, send: Callable[[str | None], None]) -> None:
 async def serve(runtime: Host, lines: ObjectReceiveStream[str | None], out: JsonLines) -> int:
     """Serve until ``quit`` or end of input; the caller owns the runtime's context."""
     server = RpcServer(runtime, out.write)
-    runtime.emitter.subscribe(lambda ev: out.write(ev.wire()))
+    runtime.emitter.subscribe(lambda ev: out.write(wire_event(ev)))  # the text the TUI would draw
     async for line in lines:
         if line is None or not await server.handle(line):
             break

@@ -53,7 +53,9 @@ class Config(BaseModel):
     # the kernel sandbox of every command a tool starts (owltui.policy.sandbox.kernel)
     sandbox: SandboxMode = "workspace-write"
     sandbox_writable: list[str] = Field(default_factory=list)  # more places commands may write
-    sandbox_network: bool = True  # false: commands may not open TCP connections (Landlock ABI 4)
+    sandbox_network: bool = True  # false: commands may not open TCP connections (Landlock ABI 4) nor UDP
+    # Unix sockets commands may use (e.g. /var/run/docker.sock); any entry allows all of them again
+    sandbox_unix_sockets: list[str] = Field(default_factory=list)
     env_keep: list[str] = Field(default_factory=list)  # secret-looking variables commands still get
     # MCP servers and settings (the [mcp] table; validated by owltui.tools.mcp.McpSettings when the
     # runtime is built, so reading the config never imports the MCP package)

@@ -5,6 +5,8 @@
   drawn as visible escapes: controls as ``\\r``, ``\\t``, ``\\x1b``...; bidi controls (U+202A–202E,
   U+2066–2069, U+200E/F, U+061C), zero-width characters (U+200B–200D, U+2060, U+FEFF) and other
   invisible or unusual ones as ``\\u202e``... Each kind found adds a warning line.
+- A write through a symbolic link (the path, a redirection, ``tee``) shows where it lands,
+  ``docs/notes.md → /home/u/.bashrc``, with a warning (``write_targets``).
 - Why it asks: the permission review's notes. What "always" does: exactly the rules it would save,
   or that it allows this call once and saves nothing.
 - A re-run outside the sandbox (a ``bash`` request whose arguments carry ``sandbox: "off"``) is its
@@ -22,12 +24,14 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from rich.text import Text
 
 from owltui.session.approvals import is_rerun
+from owltui.ui.write_targets import write_targets
 
 if TYPE_CHECKING:
     from owltui.policy.permissions.model import Review
@@ -141,7 +145,8 @@ def hidden_warnings(text: str, what: str, keep: str = "\n\t") -> list[str]:
 class ApprovalView:
     """An approval's content. ``fields``: (label, text) rows shown whole; ``warnings``: hidden
     characters found; ``why``: why it asks; ``always``: what "always" does (None when it is not
-    offered); ``choices``: (key, label, decision)."""
+    offered); ``choices``: (key, label, decision); ``alerts``: what the user must not miss (a write
+    outside the sandbox's writable roots), drawn in red."""
 
     call_id: str
     name: str
@@ -152,6 +157,7 @@ class ApprovalView:
     why: list[str] = field(default_factory=list)
     always: str | None = None
     choices: list[tuple[str, str, str]] = field(default_factory=list)
+    alerts: list[str] = field(default_factory=list)
 
     @property
     def decisions(self) -> list[str]:
@@ -171,10 +177,17 @@ def _value(value: Any) -> str:
 
 
 def build_view(
-    call_id: str, name: str, arguments: dict[str, Any], review: Review | None = None, reason: str = ""
+    call_id: str,
+    name: str,
+    arguments: dict[str, Any],
+    review: Review | None = None,
+    reason: str = "",
+    workspace: Path | None = None,
 ) -> ApprovalView:
     """What the approval of ``name(arguments)`` shows. ``review``: the permission policy's ``Review``
-    (``notes``, ``rules``, ``forced``), when known; ``reason``: the policy's one-line reason."""
+    (``notes``, ``rules``, ``forced``), when known; ``reason``: the policy's one-line reason;
+    ``workspace``: what relative paths are taken from, to show where a write through a symbolic
+    link lands (``docs/notes.md → /home/u/.bashrc``)."""
     rerun = is_rerun(name, arguments)
     shown_name = visible(name)
     view = ApprovalView(
@@ -238,6 +251,14 @@ def build_view(
         extra = dict(arguments)
     for key, value in extra.items():
         add(visible(str(key)), _value(value), f"`{visible(str(key))}`")
+    for link in write_targets(name, arguments, workspace):  # a write a symbolic link sends elsewhere
+        row = next((i for i, (label, _t) in enumerate(view.fields) if label == "path"), None)
+        if row is not None and name in ("write", "edit"):
+            view.fields[row] = ("path", link.arrow)
+        else:
+            view.fields.append(("writes", link.arrow))  # a redirection's or tee's target
+        texts.append(("the link target", link.lands))
+        view.warnings.append(link.warning(lambda text: visible(text, keep="")))
     for what, text in texts:
         view.warnings += hidden_warnings(text, what)
 
@@ -250,6 +271,8 @@ def build_view(
         view.why = notes or [f"no allow rule covers this {shown_name} call in this permission mode"]
         if review.forced:
             view.why.append("this asks in every permission mode, --yes included")
+        if review.outside_roots is not None:
+            view.alerts.append(f"lands outside the sandbox's writable roots: {visible(review.outside_roots)}")
         rules = [str(r) for r in review.rules]
         if rules:
             listed = ", ".join(visible(json.dumps(r, ensure_ascii=False), keep="") for r in rules)
@@ -300,6 +323,8 @@ def rich_view(view: ApprovalView, focused: bool = False) -> Table:
         grid.add_row(Text(label), _styled(text, style))
     for warning in view.warnings:
         grid.add_row(Text("warning"), Text(warning, style="bold", overflow="fold"))
+    for alert in view.alerts:
+        grid.add_row(Text("outside", style="bold red"), Text(alert, style="bold red", overflow="fold"))
     for line in view.why:
         grid.add_row(Text("why"), Text(line, overflow="fold"))
     if view.always is not None:
@@ -321,6 +346,7 @@ def plain_lines(view: ApprovalView) -> list[str]:
         lines.append(f"  {label}: {first}")
         lines += [f"  {' ' * len(label)}  {r}" for r in rest]
     lines += [f"  {w}" for w in view.warnings]
+    lines += [f"  ✖ {a}" for a in view.alerts]
     lines += [f"  why: {w}" for w in view.why]
     if view.always is not None:
         lines.append(f"  /always {view.always}")

@@ -41,11 +41,16 @@ class PlainPrinter:
     above a live prompt would be broken by the prompt's redraw). Notices are worded by ``describe``."""
 
     def __init__(
-        self, write: Write, stats: RunStats | None = None, pending: Callable[[str], Any] | None = None
+        self,
+        write: Write,
+        stats: RunStats | None = None,
+        pending: Callable[[str], Any] | None = None,
+        workspace: Path | None = None,
     ) -> None:
         self.write = write
         self.stats = stats
         self.pending = pending or (lambda _call_id: None)  # call id -> the broker's Pending
+        self.workspace = workspace  # what an approval's relative paths are taken from
         self._line = ""
         self._cleaner = StreamCleaner()
         self._tool_lines: dict[str, str] = {}
@@ -133,7 +138,8 @@ class PlainPrinter:
         if p is None:
             return  # answered or withdrawn already
         self.flush()
-        for line in plain_lines(build_view(e.call_id, e.name, e.arguments, p.review, p.reason)):
+        view = build_view(e.call_id, e.name, e.arguments, p.review, p.reason, workspace=self.workspace)
+        for line in plain_lines(view):
             self.write(line)
 
     def _describe(self, e: ev.Event) -> None:
@@ -167,7 +173,9 @@ class PlainRepl:
         self.commands = Commands(runtime, self.front)
         self.write: Write = write or (lambda line: print(line, flush=True))
         attach_reviewer(runtime)  # approvals carry the policy's notes and the rules "always" saves
-        self.printer = PlainPrinter(lambda line: self.write(line), runtime.stats, runtime.approvals.get)
+        self.printer = PlainPrinter(
+            lambda line: self.write(line), runtime.stats, runtime.approvals.get, runtime.workspace
+        )
         self.history_file = history_file
         self._quit_pressed = 0.0
         self._later: list[Awaitable[Reply]] = []

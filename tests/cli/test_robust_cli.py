@@ -59,7 +59,8 @@ def test_rpc_answers_hostile_lines_and_keeps_serving(
         fake.add(Turn(text="lone \ud800 and \u2028 LS \u2029 PS \u0085 NEL"))
         assert rpc.call({"type": "prompt", "text": "hi \\ud800", "id": "p"})["ok"] is True
         end = rpc.expect(type="message_end")
-        assert end["text"] == "lone \ufffd and \u2028 LS \u2029 PS \u0085 NEL"
+        # event text is the TUI's sanitised text: NEL (a C1 control) goes, the separators stay
+        assert end["text"] == "lone \ufffd and \u2028 LS \u2029 PS  NEL"
         rpc.expect(type="agent_end", reason="done")
         assert rpc.call({"type": "quit", "id": "q"})["ok"] is True
         assert rpc.wait() == 0

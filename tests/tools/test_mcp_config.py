@@ -92,6 +92,7 @@ def test_stdio_and_http_entries_with_variables_expanded(ws: Path, tmp_path: Path
     assert time.process_env({**ENV, "ANTHROPIC_API_KEY": "sk"}) == {
         "HOME": "/home/owl",
         "PATH": "/usr/bin",
+        "PYTHONSAFEPATH": "1",
         "KEY": "t0k",
     }
 
@@ -191,7 +192,7 @@ def test_project_file_needs_approval_once_and_again_after_a_change(ws: Path, tmp
     assert servers == [] and "not started until you approve" in notice and "time" in notice
     pending = project_file(ws, store)
     assert pending is not None and pending.decision is None and pending.servers == ["time"]
-    assert "uvx" not in pending.question() and "time" in pending.question()
+    assert "time: uvx mcp-server-time (in a neutral directory)" in pending.question()
 
     approve_project(ws, store)
     servers, notices = load_mcp_servers(ws, {}, None, store, ENV)

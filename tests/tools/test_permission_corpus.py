@@ -157,9 +157,11 @@ CORPUS: list[tuple[str, str, str, str]] = [
     ("ls <(touch pwned)", "LS", "ask", "ask"),
     ("ls ${x:-$(touch pwned)}", "LS", "ask", "ask"),
     ("ls $((x))", "LS", "ask", "ask"),
-    ("ls > /tmp/outside", "LS", "ask", "ask"),
+    ("ls > /srv/outside", "LS", "ask", "ask"),
+    ("ls > out.txt 2>&1", "LS", "ask", "ask"),  # a redirection is a write: the ls rule does not name it
+    ("cd sub && ls > x", "LS", "ask", "ask"),
     ("ls > ~/outside", "LS", "ask", "ask"),
-    ("ls > ../outside", "LS", "ask", "ask"),
+    ("ls > ../../../../../../../../../../../../srv/outside", "LS", "ask", "ask"),
     ("ls > $OUT", "LS", "ask", "ask"),
     ("cd .. && ls > x", "LS", "ask", "ask"),
     ("cd $DIR && ls > x", "LS", "ask", "ask"),
@@ -184,9 +186,9 @@ CORPUS: list[tuple[str, str, str, str]] = [
     # ---- must pass: only ls, however it is spelled or wrapped ---------------------------------
     ('ls "a;touch pwned"', "LS", "ask", "allow"),
     ("ls 'x && touch y'", "LS", "ask", "allow"),
-    ("ls > out.txt 2>&1", "LS", "ask", "allow"),
+    ("ls > /tmp/outside 2>&1", "LS", "ask", "allow"),  # the temp dir is scratch space
     ("ls 2>/dev/null", "LS", "ask", "allow"),
-    ("cd sub && ls > x", "LS", "ask", "allow"),
+    ("cd sub && ls 2>/dev/null >/dev/stdout", "LS", "ask", "allow"),
     ("cd sub && ./ls", "LS", "ask", "ask"),
     ("FOO=1 ls", "LS", "ask", "allow"),
     ("env FOO=1 ls -la", "LS", "ask", "allow"),

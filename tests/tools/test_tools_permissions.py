@@ -204,7 +204,8 @@ PROPOSED = [
     ("pytest -q && git status && pytest -x", ["pytest *", "git status *"]),
     ("ls | xargs rm", []),  # "rm" exactly would never match what xargs appends
     ("pytest $(ls tests)", []),
-    ("pytest -q > /tmp/log", []),
+    ("pytest -q > /tmp/log", ["pytest *"]),  # the temp dir is scratch space
+    ("pytest -q > /srv/log", []),
     ("git status; eval $X", []),
     ("$RUNNER test", []),
     ("echo 'unterminated", []),
@@ -334,7 +335,8 @@ def test_protected_paths_for_the_sandbox(ws: Path, tmp_path: Path) -> None:
     wt.mkdir()
     (wt / ".git").write_text(f"gitdir: {real}\n")
     paths = protected_paths(wt)
-    assert real / "hooks" in paths and real / "../.." / "config" in paths
+    # the whole git directory, its common directory and the pointer file itself
+    assert {real, tmp_path / "main.git", wt / ".git"} <= set(paths)
 
 
 # ---- rules are read at start, and when the user saves one -----------------------------------------

@@ -2,15 +2,19 @@
 
 ``review_bash`` parses the command (``shell_parse.analyze``) and decides: a matching deny rule
 refuses; a possible denied command, a write into protected configuration or a missing sandbox
-asks whatever the mode; otherwise every simple command must match an allow rule, nothing may hide
-code and no redirection may write outside the workspace (``cd`` followed statically).
+asks whatever the mode; otherwise every simple command must match an allow rule and nothing may
+hide code. Each file the command writes (a redirection or ``tee FILE``; ``cd`` followed statically)
+is judged like a ``write`` of it by the policy's ``judge_write`` (``WriteJudgement``), so an allow
+rule for the command never approves a write it does not name.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from owltui.files.paths import is_inside
 from owltui.policy.permissions.always import proposed_bash
@@ -23,10 +27,21 @@ from owltui.policy.permissions.rules import (
     static_prefix,
     subjects,
 )
-from owltui.policy.shell.model import Analysis, Command
+from owltui.policy.shell.model import Analysis, Command, Word
 from owltui.policy.shell.parse import analyze
 
 SAFE_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})
+TEE_FLAGS = frozenset({"-a", "--append", "-i", "--ignore-interrupts", "-p"})
+
+
+@dataclass(frozen=True)
+class WriteJudgement:
+    """A written file judged like a ``write`` of it: ``refuse`` (``note`` is the refusal), ``force``
+    (asks in every mode), ``ask`` (asks; "always" saves no rule for the command) or ``write`` (asks;
+    an "always" rule for the command may still be saved, the write asks again next time)."""
+
+    kind: Literal["refuse", "force", "ask", "write"]
+    note: str
 
 
 def _first_match(patterns: list[str], cmd: Command, for_deny: bool) -> str | None:
@@ -51,19 +66,47 @@ def _cwds(workspace: Path, a: Analysis) -> set[Path] | None:
     return cwds
 
 
+def tee_files(cmd: Command) -> Iterator[Word]:
+    """The files ``tee`` writes (its operands; no option of tee takes a separate argument)."""
+    if cmd.program != "tee":
+        return
+    options = True
+    for word in cmd.words[1:]:
+        if options and word.static and word.value == "--":
+            options = False
+        elif options and word.static and (word.value in TEE_FLAGS or word.value.startswith("--output-error")):
+            continue
+        else:
+            yield word
+
+
+@dataclass
+class WriteProblems:
+    """What the files a command writes need: ``refusal`` (a write deny rule), ``forced`` (ask in
+    every mode), ``outside`` (ask; no "always" rule), ``writes`` (ask in this mode)."""
+
+    refusal: str | None = None
+    forced: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+
+
 def redirect_problems(
-    workspace: Path, a: Analysis, protected_reason: Callable[[Path], str | None]
-) -> tuple[list[str], list[str]]:
-    """(writes outside the workspace or not known, writes into protected configuration)."""
+    workspace: Path, a: Analysis, judge_write: Callable[[Path], WriteJudgement | None]
+) -> WriteProblems:
+    """The files ``a`` writes by redirection or ``tee``, each judged like a ``write`` of it."""
     outside: list[str] = []
     protected: list[str] = []
+    writes: list[str] = []
+    refusal: str | None = None
     cwds = _cwds(workspace, a)
     moved = cwds is None or any(not is_inside(workspace, c) for c in cwds)
     for cmd in a.commands:
         prog = cmd.words[0].value if cmd.words else ""
         if moved and cmd.needs_allow and "/" in prog and not os.path.isabs(os.path.expanduser(prog)):
             outside.append(f"runs {prog} after changing to a directory outside the workspace")
-    for w in a.writes:
+    written = list(a.writes) + [w for cmd in a.commands for w in tee_files(cmd)]
+    for w in written:
         if not w.static:
             outside.append(f"writes to a file named by an expansion ({w.value})")
             continue
@@ -78,14 +121,15 @@ def redirect_problems(
         else:
             places = [Path(os.path.normpath(c / value)) for c in cwds]
         for place in places:
-            why = protected_reason(place)
-            if why is not None:
-                protected.append(f"writes {w.value}: {why}")
-                break
-            if not is_inside(workspace, place):
-                outside.append(f"writes outside the workspace: {place}")
-                break
-    return outside, protected
+            judged = judge_write(place)
+            if judged is None:
+                continue
+            if judged.kind == "refuse":
+                refusal = refusal or judged.note
+            else:
+                {"force": protected, "ask": outside, "write": writes}[judged.kind].append(judged.note)
+            break
+    return WriteProblems(refusal, protected, outside, writes)
 
 
 def deny_bash(rules: Rules, a: Analysis) -> tuple[str | None, list[str]]:
@@ -122,7 +166,7 @@ def review_bash(
     workspace: Path,
     rules: Rules,
     mode: str,
-    protected_reason: Callable[[Path], str | None],
+    judge_write: Callable[[Path], WriteJudgement | None],
     unconfined: Callable[[], bool],
 ) -> Review:
     """The verdict on running ``command``. ``unconfined()``: the command would run without a
@@ -131,7 +175,10 @@ def review_bash(
     refusal, doubts = deny_bash(rules, a)
     if refusal is not None:
         return Review("refuse", refusal)
-    outside, protected = redirect_problems(workspace, a, protected_reason)
+    problems = redirect_problems(workspace, a, judge_write)
+    if problems.refusal is not None:
+        return Review("refuse", problems.refusal)
+    outside, protected = problems.outside, problems.forced
     forced = doubts + protected
     if unconfined():
         forced.append("the sandbox is not available here, so the command would run unconfined")
@@ -142,7 +189,7 @@ def review_bash(
         return Review("ask", reason, forced=True, notes=notes, rules=proposal)
     if mode == "yolo":
         return Review("allow")
-    notes = list(outside)
+    notes = list(outside) + [n for n in problems.writes if n not in outside]
     if a.error:
         notes.append(a.error)
     notes += [u for u in a.unsafe if u not in notes]

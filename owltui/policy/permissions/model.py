@@ -29,7 +29,8 @@ class Review:
     what needs approval). ``forced``: it asks whatever the mode (protected path, possible denied
     command, no sandbox). ``notes``: why the rules could not decide. ``rules``: what "always" would
     save (empty: nothing can be saved; "always" then allows this call once). ``protected``: why the
-    path is protected configuration, if it is."""
+    path is protected configuration, if it is. ``outside_roots``: where a write would land (symlinks
+    followed) when that is outside the sandbox's writable roots."""
 
     decision: Literal["allow", "ask", "refuse"]
     reason: str = ""
@@ -37,3 +38,4 @@ class Review:
     notes: list[str] = field(default_factory=list)
     rules: list[str] = field(default_factory=list)
     protected: str | None = None
+    outside_roots: str | None = None

@@ -1,7 +1,9 @@
 """Paths as the permission policy sees them: protected configuration, and ``[deny] read``.
 
 ``protected_paths`` lists the configuration a command could use to run code or change the rules
-(``.owltui/``, ``.git/config``, ``.git/hooks/``, the user config directory; also for the sandbox).
+(``.owltui/``, ``.git/config``, ``.git/hooks/``, ``.mcp.json``, the user config directory; also for
+the sandbox), and every ``.git`` at any depth for the file tools: the resolved git directory and its
+common one when ``.git`` is a pointer file.
 ``PathGuard`` answers for one workspace: why a path is protected, the subject path rules match
 (relative to the workspace, through symlinks too), and whether ``[deny] read`` covers a path (by
 name, through symlinks, or as a hard link of a denied file).
@@ -18,8 +20,10 @@ from owltui.agent.messages import ToolCall
 from owltui.agent.tool import ToolError
 from owltui.files.paths import PathError, is_inside, resolve_path
 from owltui.policy.permissions.rules import RULES_FILE
+from owltui.policy.sandbox.git_guard import git_surfaces
 
 INODE_TTL = 2.0  # seconds a scan of the denied files' inodes is reused
+MCP_FILE = ".mcp.json"  # the workspace's MCP servers: programs OwlTUI starts
 
 
 def protected_paths(workspace: Path, config_dir: Path | None = None) -> list[Path]:
@@ -29,26 +33,12 @@ def protected_paths(workspace: Path, config_dir: Path | None = None) -> list[Pat
         workspace / ".git" / "config",
         workspace / ".git" / "config.worktree",
         workspace / ".git" / "hooks",
+        workspace / MCP_FILE,
     ]
-    gitfile = workspace / ".git"
-    if gitfile.is_file():  # a worktree or submodule: .git names the real git directory
-        try:
-            text = gitfile.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
-            text = ""
-        if text.startswith("gitdir:"):
-            gitdir = Path(text[7:].strip())
-            gitdir = gitdir if gitdir.is_absolute() else workspace / gitdir
-            paths += [gitdir / "config", gitdir / "config.worktree", gitdir / "hooks"]
-            common = gitdir / "commondir"
-            if common.is_file():
-                try:
-                    cd = Path(common.read_text(encoding="utf-8").strip())
-                except OSError:
-                    cd = None
-                if cd is not None:
-                    cd = cd if cd.is_absolute() else gitdir / cd
-                    paths += [cd / "config", cd / "hooks"]
+    # a worktree or submodule: .git is a file naming the real git directory, which may share a
+    # common one; the file tools never need to write any of them (git itself does)
+    surf = git_surfaces(workspace)
+    paths += [*surf.gitdirs, *([surf.pointer] if surf.pointer else [])]
     if config_dir is not None:
         paths.append(config_dir)
     return paths
@@ -58,6 +48,8 @@ _PROTECTED_WHY = {
     "owltui": "OwlTUI's project configuration (.owltui/: permission rules, commands)",
     "config": "the repository's git configuration, which can make git run commands",
     "hooks": "git hooks, which git runs by itself",
+    "mcp": "the workspace's MCP servers (.mcp.json: programs OwlTUI starts)",
+    "git": "git metadata (a repository's .git: configuration git reads, which can run commands)",
 }
 
 
@@ -66,7 +58,11 @@ def protected_why(path: Path, config_dir: Path | None) -> str:
         return f"the OwlTUI user configuration ({config_dir})"
     if path.name == ".owltui":
         return _PROTECTED_WHY["owltui"]
-    return _PROTECTED_WHY["hooks" if path.name == "hooks" else "config"]
+    if path.name == MCP_FILE:
+        return _PROTECTED_WHY["mcp"]
+    if path.name in ("hooks", "config"):
+        return _PROTECTED_WHY[path.name]
+    return _PROTECTED_WHY["git"]
 
 
 def default_config_dir() -> Path:
@@ -103,10 +99,14 @@ class PathGuard:
                     continue
                 if low[:1] == [".owltui"]:
                     return _PROTECTED_WHY["owltui"]
+                if low == [MCP_FILE]:
+                    return _PROTECTED_WHY["mcp"]
                 if low[:1] == [".git"] and len(low) > 1 and low[1].startswith("config"):
                     return _PROTECTED_WHY["config"]
                 if low[:2] == [".git", "hooks"]:
                     return _PROTECTED_WHY["hooks"]
+                if ".git" in low:  # any repository's metadata, at any depth (planted ones too)
+                    return _PROTECTED_WHY["git"]
         return None
 
     def target(self, call: ToolCall) -> tuple[str | None, bool, Path | None]:

@@ -37,6 +37,21 @@ links, and a pattern without ``/`` matches that name at any depth.
 the user config directory always asks, in every mode; with nobody to ask it is refused unless an
 allow rule names the path exactly. A bash redirection into them asks in every mode too.
 
+**The sandbox's writable roots** (``writable_roots``: the workspace, the temp dir,
+``sandbox_writable``... as ``SandboxPolicy`` has them) bind the file tools as they bind commands: a
+write or edit whose target (symlinks followed) lies outside them asks in every mode, ``--yes``
+included, and with nobody to ask is refused unless an allow rule names the target exactly (a
+read-only sandbox has no writable roots: every write asks). Without ``writable_roots`` (the sandbox
+off) only the workspace matters, as below.
+
+**A redirection is a write**: each file a command writes by redirection (``>``, ``>>``, ``2>``,
+``&>``, ``>|``, ``N>``) or ``tee FILE`` is judged like a ``write`` of it: a write deny rule refuses,
+protected configuration and targets outside the writable roots ask in every mode, a target inside
+the workspace asks in ``ask`` mode unless an ``[allow] write`` rule covers it (an allow rule for the
+command does not), and one elsewhere asks unless the mode is ``yolo``. ``/dev/null``,
+``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` and the temp dir are always fine; ``2>&1`` and
+input redirections write nothing.
+
 **"always"** saves the rules ``proposed_rules(call)`` returns (shown by the approval before it is
 answered): program + subcommand for bash (``git status *``, ``npm run test *``, ``pytest *``), the exact
 command for destructive programs (``rm``, ``find``, ``git push``...), one rule per simple command, or
@@ -56,11 +71,13 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
-from collections.abc import Callable, Iterable
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from owltui.agent.messages import ToolCall
-from owltui.policy.permissions.bash import review_bash
+from owltui.files.paths import is_inside
+from owltui.policy.permissions.bash import WriteJudgement, review_bash
 from owltui.policy.permissions.model import (
     EDIT_TOOLS,
     FREE_TOOLS,
@@ -99,6 +116,7 @@ class PermissionPolicy:
         sandbox_enforced: bool | Callable[[], bool] = True,
         sandbox_off: bool = False,
         config_dir: Path | None = None,
+        writable_roots: Callable[[], Sequence[Path]] | None = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
@@ -109,6 +127,8 @@ class PermissionPolicy:
         self.sandbox_off = sandbox_off
         self.config_dir = config_dir if config_dir is not None else default_config_dir()
         self.paths = PathGuard(workspace, self.config_dir)
+        self.writable_roots = writable_roots
+        self.temp_dir = Path(os.path.realpath(tempfile.gettempdir()))
         self.rules = self.load_rules()
 
     # ---- rules ---------------------------------------------------------------------------
@@ -144,6 +164,55 @@ class PermissionPolicy:
         """Why writing ``path`` needs an explicit approval (protected configuration), or None."""
         return self.paths.protected_reason(path)
 
+    def outside_roots(self, path: Path) -> str | None:
+        """Where writing ``path`` lands (symlinks followed) when that is outside the sandbox's
+        writable roots; None when it is inside them or no roots are given."""
+        if self.writable_roots is None:
+            return None
+        if any(is_inside(root, path) for root in self.writable_roots()):
+            return None
+        return os.path.realpath(path)
+
+    def _names_exactly(self, allow: list[str], subject: str | None, path: Path, real: str) -> bool:
+        """An allow rule names ``path`` exactly: the target itself (``real``), or the path as given
+        when no symlink is on the way."""
+        names = {real}
+        if real == os.path.normpath(path):
+            names |= {str(path)} | ({subject} if subject is not None else set())
+        return any(p in names or p in {escape_glob(n) for n in names} for p in allow)
+
+    def judge_redirect(self, place: Path) -> WriteJudgement | None:
+        """A file a command writes (by redirection or ``tee``) judged like a ``write`` of it in the
+        current mode; None when it may be written without asking."""
+        shown = str(place)
+        prot = self.protected_reason(place)
+        if prot is not None:
+            return WriteJudgement("force", f"writes {shown}: {prot}")
+        forms = self.paths.path_forms(place)
+        for pattern in self.rules.deny.get("write", []):
+            if pattern == "*" or any(fnmatch.fnmatchcase(f, pattern) for f in forms):
+                return WriteJudgement(
+                    "refuse",
+                    f"Refused: the deny rule write = {pattern!r} in {RULES_FILE} blocks writing {shown}.",
+                )
+        if is_inside(self.workspace, place):
+            allow = self.rules.allow.get("write", [])
+            if self.mode in ("yolo", "edits") or "*" in allow:
+                return None
+            if any(fnmatch.fnmatchcase(f, p) for f in forms for p in allow):
+                return None
+            return WriteJudgement(
+                "write", f"writes {forms[0]}: a redirection is a write, and writes ask in {self.mode} mode"
+            )
+        if is_inside(self.temp_dir, place):
+            return None
+        real = self.outside_roots(place)
+        if real is not None:
+            return WriteJudgement("force", f"writes outside the sandbox's writable roots: {real}")
+        if self.mode == "yolo":
+            return None
+        return WriteJudgement("ask", f"writes outside the workspace: {shown}")
+
     def read_denied(self, path: Path | str) -> str | None:
         """The refusal when ``[deny] read`` covers ``path`` (by name, through symlinks, or as a hard
         link of a denied file); None when it may be read. Also the ``read_filter`` service."""
@@ -171,7 +240,7 @@ class PermissionPolicy:
                 workspace=self.workspace,
                 rules=self.rules,
                 mode=self.mode,
-                protected_reason=self.protected_reason,
+                judge_write=self.judge_redirect,
                 unconfined=lambda: not self._sandboxed() and not self.sandbox_off,
             )
         subject, outside, path = self.paths.target(call)
@@ -200,6 +269,19 @@ class PermissionPolicy:
                     forced=True,
                     protected=prot,
                     notes=[f"protected: {prot}"],
+                )
+        if name in EDIT_TOOLS and path is not None:
+            real = self.outside_roots(path)
+            if real is not None:
+                if self._names_exactly(allow, subject, path, real):
+                    return Review("allow")
+                return Review(
+                    "ask",
+                    f"{name} {subject}: outside the sandbox's writable roots",
+                    forced=True,
+                    notes=[f"outside the sandbox's writable roots: {real}"],
+                    rules=[escape_glob(real)],
+                    outside_roots=real,
                 )
         if free or self.mode == "yolo":
             return Review("allow")
@@ -251,6 +333,13 @@ class PermissionPolicy:
                 f"Refused: {verdict.reason} needs an explicit approval and nobody can approve it "
                 f"here. To allow it anyway, name the path exactly in {RULES_FILE}, e.g. "
                 f'[allow] {call.name} = ["{call.arguments.get("path")}"].'
+            )
+        if verdict.outside_roots is not None:
+            return (
+                f"Refused: {verdict.reason} (it would write {verdict.outside_roots}, where commands "
+                f"cannot write either) needs an explicit approval and nobody can approve it here. To "
+                f"allow it anyway, name the path exactly in {RULES_FILE}, e.g. [allow] {call.name} = "
+                f'["{verdict.rules[0] if verdict.rules else verdict.outside_roots}"].'
             )
         if verdict.forced:
             return (

@@ -3,10 +3,11 @@
 ``child_setup(plan)`` prepares everything in the parent and returns the ``preexec_fn``: enter a new
 mount namespace (a user namespace too, unless running as root with CAP_SYS_ADMIN), make every mount
 private, bind the planned paths onto themselves (read-only where the plan says), drop capabilities
-from the bounding set (root), set ``PR_SET_NO_NEW_PRIVS`` and restrict itself with the Landlock
-ruleset. The child runs only system calls through ctypes objects made in the parent: no imports,
-no locks, no allocation beyond small ints. A failure prints one line and exits 126 before anything
-runs (fail closed). ``capabilities()`` probes once per process whether Landlock and namespaces work.
+from the bounding set (root), set ``PR_SET_NO_NEW_PRIVS``, restrict itself with the Landlock
+ruleset and install the socket filter (``seccomp``). The child runs only system calls through
+ctypes objects made in the parent: no imports, no locks, no allocation beyond small ints. A failure
+prints one line and exits 126 before anything runs (fail closed). ``capabilities()`` probes once
+per process whether Landlock and namespaces work.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from owltui.policy.sandbox.landlock import (
     landlock_abi,
     libc,
 )
+from owltui.policy.sandbox.seccomp import PR_SET_SECCOMP, SECCOMP_MODE_FILTER, SocketFilter
 
 # ---- namespaces and mounts (linux/sched.h, linux/mount.h, linux/prctl.h, linux/capability.h)
 _CLONE_NEWNS = 0x00020000
@@ -137,6 +139,7 @@ class Plan:
     landlock: Landlock | None
     cwd: bytes
     ids: tuple[int, int]
+    socket_filter: SocketFilter | None = None
 
 
 def _fail_in_child(step: str, err: int) -> None:
@@ -170,6 +173,7 @@ def child_setup(plan: Plan) -> Callable[[], None]:
     syscall, mount, prctl, unshare = lib.syscall, lib.mount, lib.prctl, lib.unshare
     get_errno = ct.get_errno
     byref = ct.byref
+    filter_address = plan.socket_filter.address if plan.socket_filter is not None else 0
 
     def write_file(path: str, data: bytes) -> None:
         fd = os.open(path, os.O_WRONLY)
@@ -230,6 +234,10 @@ def child_setup(plan: Plan) -> Callable[[], None]:
                 if syscall(SYS_RESTRICT_SELF, fd, 0) != 0:
                     return _fail_in_child(step, get_errno())
                 os.close(fd)
+            if filter_address:
+                step = "seccomp"
+                if prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, filter_address, 0, 0) != 0:
+                    return _fail_in_child(step, get_errno())
         except BaseException as exc:  # whatever it is, the command must not run
             _fail_in_child(step, getattr(exc, "errno", None) or errno.EINVAL)
         return None

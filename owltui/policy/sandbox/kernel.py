@@ -1,22 +1,34 @@
 """The kernel sandbox every process a tool starts runs in (Linux: Landlock, plus a user + mount namespace).
 
 ``SandboxPolicy`` is built once per session from the config (``sandbox``, ``sandbox_writable``,
-``sandbox_network``, ``env_keep``) and handed to the tools as ``ctx.services.sandbox``. ``Proc``
-asks it for ``preexec()``: a function that runs in the forked child before ``exec`` and
+``sandbox_network``, ``sandbox_unix_sockets``, ``env_keep``) and handed to the tools as
+``ctx.services.sandbox``. ``Proc`` asks it for ``preexec()``: a function that runs in the forked child
+before ``exec`` and
 
 1. (workspace-write, where namespaces are allowed) enters a new mount namespace — a new user
    namespace too, unless OwlTUI runs as root with CAP_SYS_ADMIN — makes every mount private, binds
-   the workspace and ``.git`` onto themselves (a mount point cannot be renamed away, so
-   ``mv .git x && mkdir .git`` does not get round what follows) and binds the protected paths
-   (``.git/config``, ``.git/hooks/``, ``.owltui/``, OwlTUI's own config and data directories when
-   they lie in a writable place) read-only onto themselves; as root it also drops every capability
-   but a small list from the bounding set, so the command can neither mount nor ``setns`` back out;
+   the workspace, every repository root in it and their git directories onto themselves (a mount
+   point cannot be renamed away, so ``mv .git x && mkdir .git`` does not get round what follows)
+   and binds the protected paths (``.owltui/``, ``.mcp.json``, every repository's git configuration
+   surface — the ``.git`` pointer file, ``config``, ``config.worktree``, ``hooks/``, ``commondir``,
+   ``info/``, ``modules/``, ``worktrees/`` of its git and common directories, see ``git_guard`` —
+   and OwlTUI's own config and data directories when they lie in a writable place) read-only onto
+   themselves; as root it also drops
+   every capability but a small list from the bounding set, so the command can neither mount nor
+   ``setns`` back out;
 2. sets ``PR_SET_NO_NEW_PRIVS`` and applies a Landlock ruleset: every write-type right is handled
    (reading and executing stay free everywhere); the workspace, the temp dir, ``/dev/shm`` and the
    ``sandbox_writable`` paths get them back, and ``/dev/null``-style devices may be written.
    ``sandbox_network = false`` also handles TCP connect (ABI ≥ 4) and scopes abstract UNIX sockets
    (ABI ≥ 6). A Landlock domain also forbids ``mount``/``umount``/``pivot_root``, so the read-only
-   binds cannot be undone from inside.
+   binds cannot be undone from inside;
+3. installs the socket filter (``seccomp``, x86_64 and aarch64): no Unix sockets (the user's tmux,
+   ssh-agent, session bus), no io_uring and, with the network off, no UDP or raw sockets. The filter
+   cannot see socket paths, so a non-empty ``sandbox_unix_sockets`` allows every Unix socket again.
+
+Around each command (and each file tool's write) the policy's ``GitAudit`` looks at the workspace:
+git repositories and git configuration names that appear there are renamed out of git's way, so
+the user's own ``git status`` afterwards reads nothing a command planted (``audit_git``).
 
 The child runs only system calls through ctypes objects prepared in the parent: no imports, no
 locks, no allocation beyond small ints. A failure there prints one line to the command's output and
@@ -52,7 +64,9 @@ from owltui.policy.sandbox.child import (
     mount_flags,
 )
 from owltui.policy.sandbox.env import child_env
+from owltui.policy.sandbox.git_guard import GitAudit
 from owltui.policy.sandbox.landlock import Landlock, ruleset
+from owltui.policy.sandbox.seccomp import SocketFilter, socket_filter, socket_filter_support
 
 __all__ = ["PROTECTED_IN_WORKSPACE", "SANDBOX_MODES", "WRITABLE_SYSTEM", "SandboxMode", "SandboxPolicy"]
 
@@ -60,7 +74,7 @@ SandboxMode = Literal["workspace-write", "read-only", "off"]
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
 
 WRITABLE_SYSTEM = ("/dev/shm",)  # POSIX shared memory (Python's multiprocessing, browsers)
-PROTECTED_IN_WORKSPACE = (".git/config", ".git/hooks", ".owltui")
+PROTECTED_IN_WORKSPACE = (".git/config", ".git/hooks", ".owltui", ".mcp.json")
 
 
 def _real(path: str | Path) -> Path:
@@ -81,6 +95,7 @@ class SandboxPolicy:
         *,
         writable: Iterable[str | Path] = (),
         network: bool = True,
+        unix_sockets: Iterable[str | Path] = (),
         env_keep: Iterable[str] = (),
         protected: Iterable[str | Path] = (),
         landlock: bool | None = None,
@@ -93,6 +108,7 @@ class SandboxPolicy:
         self.workspace = _real(workspace)
         self.writable = [_real(p) for p in writable]
         self.network = network
+        self.unix_sockets = [str(p) for p in unix_sockets]
         self.env_keep = tuple(env_keep)
         self._extra_protected = [_real(p) for p in protected]
         if mode == "off":
@@ -107,7 +123,12 @@ class SandboxPolicy:
         self.userns = caps.userns if userns is None else userns
         self.temp_dir = _real(tempfile.gettempdir())
         self._ll: Landlock | None = None
+        self._socket_filter: SocketFilter | None = None
         self._setups: dict[tuple[Any, ...], Callable[[], None]] = {}
+        self._git = GitAudit(self.workspace)
+        self._live: list[Callable[[], bool]] = []  # processes commands started: still running?
+        self._suspect = False  # one of them ran since the last look
+        self._planted: list[str] = []  # renamed before a command, told after it
 
     # ---- what the permission policy and the UI read -------------------------------------------
     @property
@@ -133,6 +154,11 @@ class SandboxPolicy:
         return self.enforced and (self.mode == "read-only" or self.namespaces)
 
     @property
+    def blocks_unix_sockets(self) -> bool:
+        """Commands cannot open Unix sockets (no ``sandbox_unix_sockets``, and the filter applies here)."""
+        return self.enforced and not self.unix_sockets and socket_filter_support() is None
+
+    @property
     def network_restricted(self) -> bool:
         return self.enforced and not self.network and self.abi >= 4
 
@@ -145,6 +171,8 @@ class SandboxPolicy:
     def protected_paths(self) -> list[Path]:
         """Paths inside the writable roots that commands may read but not change."""
         paths = [self.workspace / p for p in PROTECTED_IN_WORKSPACE]
+        for surf in self._git.surfaces():  # every repository's git configuration, wherever git reads it
+            paths += [*([surf.pointer] if surf.pointer else []), *surf.present]
         roots = self.writable_roots()
         paths += [p for p in self._extra_protected if any(inside(p, r) for r in roots)]
         return paths
@@ -170,6 +198,17 @@ class SandboxPolicy:
                 f"sandbox_network = false needs Landlock ABI 4 (this kernel has {self.abi}): "
                 "commands may still use the network"
             )
+        unsupported = socket_filter_support()
+        if unsupported is not None:
+            notes.append(
+                f"{unsupported}: commands may still connect to Unix sockets (tmux, ssh-agent)"
+                + ("" if self.network else " and send UDP")
+            )
+        elif self.unix_sockets:
+            notes.append(
+                "sandbox_unix_sockets is set: commands may connect to every Unix socket, not only "
+                f"{', '.join(self.unix_sockets)} (the kernel filter cannot tell socket paths apart)"
+            )
         missing = [str(p) for p in self.writable if not p.exists()]
         if missing:
             notes.append(f"sandbox_writable paths that do not exist are ignored: {', '.join(missing)}")
@@ -189,6 +228,11 @@ class SandboxPolicy:
         if self._ll is None:
             self._ll = ruleset(self.abi, self.writable_roots(), self.network)
         return self._ll
+
+    def _filter(self) -> SocketFilter | None:
+        if self._socket_filter is None:
+            self._socket_filter = socket_filter(unix_sockets=bool(self.unix_sockets), network=self.network)
+        return self._socket_filter
 
     def _ensure_protected_exist(self) -> None:
         """Protected directories that do not exist yet are created empty (a mount needs a mount point,
@@ -217,13 +261,16 @@ class SandboxPolicy:
             ro.append(real)
         if not ro:
             return mounts
-        # the workspace and .git become mount points first: a mount point cannot be renamed, so the
-        # protected paths stay where OwlTUI and git look for them
-        mounts.append((os.fsencode(str(ws)), None))
-        git = ws / ".git"
-        if git.is_dir() and not git.is_symlink():
-            mounts.append((os.fsencode(str(git)), None))
-        for real in ro:
+        # the workspace, every repository root in it and their git directories become mount points
+        # first: a mount point cannot be renamed or removed, so the protected paths stay where OwlTUI
+        # and git look for them
+        anchors = [ws]
+        for surf in self._git.surfaces():
+            anchors += [surf.root, *(d for d in surf.gitdirs if d.is_dir() and not d.is_symlink())]
+        for anchor in dict.fromkeys(_real(a) for a in anchors):
+            if any(inside(anchor, r) for r in self.writable_roots()):
+                mounts.append((os.fsencode(str(anchor)), None))
+        for real in dict.fromkeys(ro):
             mounts.append((os.fsencode(str(real)), mount_flags(str(real))))
         return mounts
 
@@ -232,6 +279,7 @@ class SandboxPolicy:
         sandbox to apply (off, or no Landlock: the permission policy asks instead)."""
         if not self.enforced:
             return None
+        self.refresh_git()
         use_ns = self.mode == "workspace-write" and self.namespaces
         mounts = self._mounts() if use_ns else []
         key = (tuple(mounts), str(cwd))
@@ -248,9 +296,38 @@ class SandboxPolicy:
                 landlock=self._landlock(),
                 cwd=os.fsencode(str(cwd)),
                 ids=(os.getuid(), os.getgid()),
+                socket_filter=self._filter(),
             )
             setup = self._setups[key] = child_setup(plan)
         return setup
+
+    # ---- git metadata planted in the workspace (see git_guard) ---------------------------------
+    def watch(self, alive: Callable[[], bool]) -> None:
+        """A command started: until ``alive()`` is False (its processes, escaped ones too, ended),
+        what appears in the workspace is never taken for the user's own work."""
+        self._live.append(alive)
+
+    def _anything_alive(self) -> bool:
+        self._live = [alive for alive in self._live if alive()]
+        return bool(self._live)
+
+    def refresh_git(self) -> None:
+        """Before a command or a file tool's write: what changed since the last look is the user's,
+        unless a process a command started ran meanwhile (then it is judged like a command's)."""
+        if self.mode != "workspace-write":
+            return
+        alive = self._anything_alive()
+        self._planted += self._git.look(judge=alive or self._suspect)
+        self._suspect = alive
+
+    def audit_git(self) -> list[str]:
+        """After a command or a file tool's write: rename the git repositories and git configuration
+        that appeared in the workspace (git run by the user would read them); one sentence each."""
+        if self.mode != "workspace-write":
+            return []
+        notes, self._planted = [*self._planted, *self._git.look(judge=True)], []
+        self._suspect = self._anything_alive()
+        return notes
 
     # ---- explaining failures ------------------------------------------------------------------
     def explain(self, output: str, cwd: Path | str | None = None) -> str | None:

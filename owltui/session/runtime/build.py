@@ -17,7 +17,7 @@ from owltui.agent.inbox import Inbox
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE
 from owltui.agent.requirement import RequirementSlot
-from owltui.agent.services import SandboxRerun, Services
+from owltui.agent.services import Sandbox, SandboxRerun, Services
 from owltui.session.approvals import ApprovalBroker
 from owltui.session.checkpoints.rewind import STORE_NAME, Checkpointing
 from owltui.session.config import Config, ConfigError, load_config
@@ -137,6 +137,7 @@ def build_runtime(
         workspace,
         writable=config.sandbox_writable,
         network=config.sandbox_network,
+        unix_sockets=config.sandbox_unix_sockets,
         env_keep=config.env_keep,
         protected=[config_dir(env), data_dir(env)],
     )
@@ -152,6 +153,7 @@ def build_runtime(
         sandbox_enforced=lambda: sandbox.enforced,
         sandbox_off=not sandbox.active,
         config_dir=config_dir(env),
+        writable_roots=sandbox.writable_roots if sandbox.active else None,  # file tools obey them too
     )
     services = Services(
         emitter=emitter,
@@ -207,7 +209,7 @@ def build_runtime(
             builtin,
             task_source(lambda: runtime.agent.config.model, builtin.tools(), workspace),
         ]
-        runtime.mcp = _mcp_source(config, options, env, warn)
+        runtime.mcp = _mcp_source(config, options, env, warn, sandbox)
         if runtime.mcp is not None:
             sources.append(runtime.mcp)
             agent.before_first_run = runtime.fix_tools  # MCP tools join before the first request
@@ -218,9 +220,12 @@ def build_runtime(
     return runtime
 
 
-def _mcp_source(config: Config, options: Options, env: Mapping[str, str], warn: Warn) -> McpSource | None:
+def _mcp_source(
+    config: Config, options: Options, env: Mapping[str, str], warn: Warn, sandbox: Sandbox
+) -> McpSource | None:
     """The session's MCP servers (``.mcp.json`` once approved, ``[mcp.servers.NAME]``,
-    ``--mcp-config FILE``); None when nothing is configured. Nothing starts here."""
+    ``--mcp-config FILE``); None when nothing is configured. Nothing starts here. Servers a workspace
+    file defines run under ``sandbox`` (with the network allowed)."""
     workspace = options.workspace
     if not config.mcp and options.mcp_config is None and not (workspace / ".mcp.json").is_file():
         return None  # the common case: the MCP package is not even imported
@@ -238,7 +243,7 @@ def _mcp_source(config: Config, options: Options, env: Mapping[str, str], warn: 
     from owltui.session.paths import data_dir
 
     try:
-        return mcp_source(workspace, settings, options.mcp_config, env, warn, data_dir(env))
+        return mcp_source(workspace, settings, options.mcp_config, env, warn, data_dir(env), sandbox)
     except McpConfigError as exc:
         raise ConfigError(str(exc)) from None
 

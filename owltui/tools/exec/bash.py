@@ -18,6 +18,7 @@ and killed with it when it is cancelled. A result whose output spilled to a file
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +39,7 @@ from owltui.tools.jobs.tools import job_result
 
 LAUNCHERS = frozenset({"nohup", "setsid", "env", "nice", "ionice", "stdbuf", "chrt", "taskset"})
 EXEC_GRACE = 0.2
+log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 90.0
 MAX_TIMEOUT = 600.0
@@ -90,6 +92,16 @@ async def _let_escapees_exec(proc: Proc, within: float = EXEC_GRACE) -> None:
             esc.command = read_cmdline(esc.pid)
 
 
+def _audit_git(proc: Proc) -> list[str]:
+    """Git repositories and git configuration the command planted, renamed (see ``GitAudit``)."""
+    return proc.sandbox.audit_git() if isinstance(proc.sandbox, SandboxPolicy) else []
+
+
+def _audit_job(proc: Proc) -> None:
+    for note in _audit_git(proc):
+        log.warning("%s", note)
+
+
 def _finished(proc: Proc, jobs: BackgroundJobs | None, killed_after: float | None = None) -> ToolOutput:
     """The result of a command that ended (or was killed at its cap: ``killed_after`` seconds)."""
     output = proc.sink.preview()
@@ -108,6 +120,10 @@ def _finished(proc: Proc, jobs: BackgroundJobs | None, killed_after: float | Non
         status.append(note)
         details["sandbox_blocked"] = True
         details["sandbox_note"] = note
+    planted = _audit_git(proc)
+    if planted:
+        status += planted
+        details["git_quarantined"] = planted
     if jobs is not None:
         entries: list[EscapedJob] = jobs.collect_escaped(proc)
         if entries:
@@ -198,6 +214,8 @@ class BashTool:
             raise ToolError(f"Could not start the shell: {exc}") from exc
         if jobs is not None:
             jobs.watch(proc)
+        if isinstance(proc.sandbox, SandboxPolicy):  # what it writes while it runs is never the user's
+            proc.sandbox.watch(lambda: not proc.done or bool(REAPER.escapees(proc.token)))
         handed_off = False
         try:
             with freezer.command(proc) if freezer is not None else contextlib.nullcontext():
@@ -216,9 +234,11 @@ class BashTool:
             if ctx.cancel.cancelled:
                 await proc.terminate()
                 proc.discard_output()
+                planted = "".join(f"\n{n}" for n in _audit_git(proc))
                 return ToolOutput(
                     f"Cancelled ({ctx.cancel.reason}); the command's processes were killed.\n"
-                    + proc.sink.tail(40, 8000),
+                    + proc.sink.tail(40, 8000)
+                    + planted,
                     is_error=True,
                     details={"cancelled": True, "status": "cancelled, its processes were killed"},
                 )
@@ -227,6 +247,8 @@ class BashTool:
                 return _finished(proc, jobs, killed_after=cap)
             job: Job = jobs.adopt(proc)
             handed_off = True
+            if not proc.add_exit_listener(_audit_job):  # a background job is audited when it ends
+                _audit_job(proc)
             header = (
                 f"The command is still running after {cap:g} s; it continues as background job {job.id} "
                 f'(job_output {{"job_id": "{job.id}"}} waits for it, job_kill stops it).'

@@ -20,6 +20,7 @@ from pydantic import Field
 from owltui.agent.paging import NOTICE_BYTES, Page, Stopped
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput, in_thread
 from owltui.files.atomic import atomic_write
+from owltui.policy.sandbox.kernel import SandboxPolicy
 from owltui.text.codec import (
     HEAD_BYTES,
     Encoding,
@@ -124,6 +125,20 @@ class ReadTool:
 
 
 # --- write -----------------------------------------------------------------------------------------
+def _git_watch(ctx: ToolContext) -> SandboxPolicy | None:
+    """The session's sandbox, refreshed, when it audits git metadata (see ``audit_git``)."""
+    sandbox = ctx.services.sandbox
+    if not isinstance(sandbox, SandboxPolicy) or sandbox.mode != "workspace-write":
+        return None
+    sandbox.refresh_git()
+    return sandbox
+
+
+def _planted(sandbox: SandboxPolicy | None) -> str:
+    """The git repositories a write planted, renamed, as lines to add to the result."""
+    return "".join(f"\n{note}" for note in sandbox.audit_git()) if sandbox is not None else ""
+
+
 class WriteParams(Params):
     path: str = Field(description="File to write, relative to the workspace or absolute.")
     content: str = Field(description="The complete new content of the file.")
@@ -176,6 +191,8 @@ class WriteTool:
         if path.is_dir():
             raise ToolError(f"{shown} is a directory.")
 
+        git = _git_watch(ctx)
+
         def work(stop: threading.Event) -> tuple[bool, int, Encoding]:
             enc, newline = _existing_style(path, shown)
             content = args.content
@@ -194,7 +211,7 @@ class WriteTool:
         verb = "Overwrote" if existed else "Created"
         kept = f", kept as {enc.label}" if existed and not enc.plain else ""
         return ToolOutput(
-            f"{verb} {shown} ({size} bytes, {lines} lines{kept}).",
+            f"{verb} {shown} ({size} bytes, {lines} lines{kept}).{_planted(git)}",
             details={"path": shown, "created": not existed},
         )
 
@@ -309,6 +326,7 @@ class EditTool:
         name = display_path(ctx.workspace, path)
         if not args.old_text:
             raise ToolError("old_text is empty; use write to create or replace a whole file.")
+        git = _git_watch(ctx)
 
         def work(stop: threading.Event) -> tuple[int, str]:
             if os.path.isdir(path):
@@ -364,6 +382,6 @@ class EditTool:
 
         replaced, diff = await in_thread(work, ctx)
         return ToolOutput(
-            f"Replaced {replaced} occurrence{'s' if replaced != 1 else ''} in {name}.\n{diff}",
+            f"Replaced {replaced} occurrence{'s' if replaced != 1 else ''} in {name}.\n{diff}{_planted(git)}",
             details={"path": name, "replacements": replaced},
         )

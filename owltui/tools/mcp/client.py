@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -21,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, Field, ValidationError
 
 from owltui.tools.mcp.config import ServerSpec
+from owltui.tools.mcp.launch import Launch
 from owltui.tools.mcp.schema import SchemaProblem, check_schema
 from owltui.tools.mcp.stdio import StdioTransport
 
@@ -34,8 +34,9 @@ HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 __all__ = ["describe_error", "http_transport", "list_all_tools", "make_client", "stdio_transport"]
 
 
-def stdio_transport(spec: ServerSpec, env: dict[str, str], workspace: Path) -> StdioTransport:
-    return StdioTransport([spec.command, *spec.args], spec.process_env(env), spec.cwd or workspace)
+def stdio_transport(spec: ServerSpec, env: dict[str, str], launch: Launch) -> StdioTransport:
+    started = launch.start(spec, env)
+    return StdioTransport(started.argv, started.env, started.cwd, started.preexec)
 
 
 class HttpTransport:

@@ -10,8 +10,9 @@ The format is the ecosystem's (Claude Code, Cursor, ...)::
 
 ``${VAR}`` and ``${VAR:-default}`` are expanded from the environment in ``command``, ``args``,
 ``env``, ``url`` and ``headers``; an unset variable without a default is a notice naming it (and
-the server) and expands to nothing. Optional per-server keys: ``cwd`` (relative to the workspace),
-``timeout`` (seconds to connect and list tools), ``tool_timeout`` (seconds per call), ``disabled``.
+the server) and expands to nothing. Optional per-server keys: ``cwd`` (relative to the workspace;
+without it a stdio server starts in a neutral empty directory, see ``launch``), ``timeout``
+(seconds to connect and list tools), ``tool_timeout`` (seconds per call), ``disabled``.
 
 Which files a session reads and in what order is ``selection``; which workspace files the user
 approved is ``approvals``. Nothing here imports the MCP SDK (it costs about a second): this runs on
@@ -53,6 +54,10 @@ INHERITED_ENV = (
     "XDG_DATA_HOME",
     "XDG_RUNTIME_DIR",
 )
+# set for every stdio server (its entry's "env" may override): Python does not put the working
+# directory or the script's directory in front of sys.path, so "python -m NAME" cannot import a
+# package of that name planted where it starts
+SAFE_ENV = {"PYTHONSAFEPATH": "1"}
 _KNOWN_KEYS = frozenset(
     {
         "type",
@@ -112,13 +117,16 @@ class ServerSpec:
     startup_timeout: float | None = None  # None: the source's default
     tool_timeout: float | None = None
     shown: str = ""  # command and args, or the URL, as written (before ${VAR} expansion: no secrets)
+    confined: bool = False  # defined by a file in the workspace: runs under the sandbox (``launch``)
 
     def describe(self) -> str:
         return self.shown or (" ".join([self.command, *self.args]) if self.transport == "stdio" else self.url)
 
     def process_env(self, base: Mapping[str, str]) -> dict[str, str]:
-        """The stdio server's environment: the inherited few from ``base``, then its own ``env``."""
+        """The stdio server's environment: the inherited few from ``base``, ``SAFE_ENV``, then its own
+        ``env``."""
         env = {k: base[k] for k in INHERITED_ENV if k in base and not base[k].startswith("()")}
+        env.update(SAFE_ENV)
         env.update(self.env)
         return env
 
@@ -163,9 +171,16 @@ def _seconds(value: Any, what: str) -> float | None:
 
 
 def parse_server(
-    name: str, raw: Any, origin: str, workspace: Path, env: Mapping[str, str], notices: list[str]
+    name: str,
+    raw: Any,
+    origin: str,
+    workspace: Path,
+    env: Mapping[str, str],
+    notices: list[str],
+    confined: bool = False,
 ) -> ServerSpec | None:
-    """One entry of ``mcpServers``; None (with a notice) when it cannot be used or is disabled."""
+    """One entry of ``mcpServers``; None (with a notice) when it cannot be used or is disabled.
+    ``confined``: the entry comes from a file in the workspace (its server runs sandboxed)."""
     label = f"MCP server '{name}' ({origin})"
     if not isinstance(raw, dict):
         notices.append(f"{label} is not used: its entry must be an object")
@@ -201,6 +216,7 @@ def parse_server(
                 startup_timeout=timeout,
                 tool_timeout=tool_timeout,
                 shown=" ".join([command, *_strings(raw.get("args", []), "args")]),
+                confined=confined,
             )
         elif kind in _HTTP_TYPES:
             url = raw.get("url")
@@ -239,13 +255,19 @@ def parse_server(
 
 
 def parse_servers(
-    data: Any, origin: str, workspace: Path, env: Mapping[str, str], notices: list[str]
+    data: Any,
+    origin: str,
+    workspace: Path,
+    env: Mapping[str, str],
+    notices: list[str],
+    confined: bool = False,
 ) -> list[ServerSpec]:
-    """The servers of a parsed ``.mcp.json`` document (``{"mcpServers": {...}}``)."""
+    """The servers of a parsed ``.mcp.json`` document (``{"mcpServers": {...}}``); ``confined`` as
+    for ``parse_server``."""
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
         raise ValueError('expected an object with "mcpServers": {NAME: {...}}')
     servers = data.get("mcpServers", {})
-    found = [parse_server(str(name), raw, origin, workspace, env, notices) for name, raw in servers.items()]
+    found = [parse_server(str(n), v, origin, workspace, env, notices, confined) for n, v in servers.items()]
     return [s for s in found if s is not None]
 
 

@@ -2,7 +2,9 @@
 
 Sources, later ones overriding earlier ones by server name: the user config's ``[mcp.servers]``,
 the workspace's ``.mcp.json`` (only once approved: ``approvals``) and ``--mcp-config FILE``.
-Servers whose names clash once made fit for tool names are left out with a notice. Nothing here
+Servers of a file inside the workspace (the model can write it) are marked ``confined``: they run
+under the sandbox (``launch``). Servers whose names clash once made fit for tool names are left out
+with a notice. Nothing here
 imports the MCP SDK: this runs on the start-up path.
 """
 
@@ -56,7 +58,8 @@ def load_mcp_servers(
         if project.error is not None:
             notices.append(f"{label} is not used: {project.error}")
         elif project.decision is True:  # the servers of the content approved, not of a second read
-            _merge(chosen, parse_servers(project.data, str(project.path), workspace, env, notices), notices)
+            found = parse_servers(project.data, str(project.path), workspace, env, notices, confined=True)
+            _merge(chosen, found, notices)
         elif project.decision is False and project.servers:
             notices.append(
                 f"{label} is not used: you declined its MCP servers "
@@ -71,7 +74,8 @@ def load_mcp_servers(
     if explicit is not None:
         try:
             _, data = read_file(explicit)
-            found = parse_servers(data, str(explicit), workspace, env, notices)
+            confined = explicit == workspace or workspace in explicit.parents
+            found = parse_servers(data, str(explicit), workspace, env, notices, confined)
         except ValueError as exc:
             raise McpConfigError(f"--mcp-config {explicit_file}: {exc}") from None
         _merge(chosen, found, notices)

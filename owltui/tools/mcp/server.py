@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from owltui.agent.tool import ToolContext, ToolOutput
 from owltui.policy.permissions.mcp_names import tool_name
 from owltui.tools.mcp.config import DEFAULT_STARTUP_TIMEOUT, ServerSpec
+from owltui.tools.mcp.launch import Launch
 from owltui.tools.mcp.schema import SchemaProblem, arguments_of, check_schema, params_model
 
 log = logging.getLogger(__name__)
@@ -68,10 +69,14 @@ class McpServer:
         trust_read_only: bool,
         warn: Warn,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+        launch: Launch | None = None,
     ) -> None:
+        """``launch``: where and how a stdio server starts (default: a neutral directory, confined
+        servers under a default sandbox)."""
         self.spec = spec
         self.startup_timeout = spec.startup_timeout or startup_timeout
         self.workspace = workspace
+        self.launch = launch or Launch(workspace)
         self.env = dict(env)
         self.trust_read_only = trust_read_only
         self.warn = warn
@@ -108,7 +113,7 @@ class McpServer:
                 )
                 async with AsyncExitStack() as stack:
                     if spec.transport == "stdio":
-                        transport = client_mod.stdio_transport(spec, self.env, self.workspace)
+                        transport = client_mod.stdio_transport(spec, self.env, self.launch)
                     else:
                         transport = client_mod.http_transport(spec.url, spec.headers)
                     self._transport = transport

@@ -30,6 +30,7 @@ import anyio.abc
 from owltui.agent.tool import Tool
 from owltui.tools.mcp.approvals import McpApprovals
 from owltui.tools.mcp.config import DEFAULT_STARTUP_TIMEOUT, ServerSpec
+from owltui.tools.mcp.launch import Launch
 from owltui.tools.mcp.server import McpServer, Warn
 
 CLOSE_WITHIN = 5.0  # aclose waits at most this long for every server to go away
@@ -56,10 +57,12 @@ class McpSource:
         warn: Warn | None = None,
         trust_read_only_hints: bool = False,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+        launch: Launch | None = None,
     ) -> None:
         import os
 
         self.workspace = workspace
+        self.launch = launch or Launch(workspace)  # where stdio servers start, which are sandboxed
         self.env = dict(os.environ if env is None else env)
         self.warn = warn or _stderr_warn
         self.trust_read_only_hints = trust_read_only_hints
@@ -162,6 +165,7 @@ class McpSource:
                 warn=self.warn,
                 trust_read_only=self.trust_read_only_hints,
                 startup_timeout=self.startup_timeout,
+                launch=self.launch,
             )
             for spec in specs
             if spec.key not in known

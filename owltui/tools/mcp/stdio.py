@@ -8,15 +8,20 @@ the last lines of the server's stderr are kept (the reason a failed server gives
 that is not JSON-RPC is skipped (noted in that tail) instead of reaching the session; ``exited`` is
 set when the server goes away on its own.
 
+The process is a ``subprocess.Popen`` (its pipes non-blocking, awaited with ``anyio.wait_readable``)
+rather than ``anyio.open_process``, which cannot run a function in the child before ``exec``: a
+server a workspace file defines gets the sandbox's ``preexec`` there, as commands do.
+
 Imports the MCP SDK: only ``source`` imports this module, in the background.
 """
 
 from __future__ import annotations
 
 import collections
+import os
 import signal
 import subprocess
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
@@ -34,20 +39,97 @@ GRACE = 1.0  # after stdin closes, before SIGTERM (the spec's "wait for the serv
 TERM_GRACE = 1.0  # after SIGTERM, before SIGKILL
 TAIL_LINES = 20
 TAIL_CHARS = 400  # per line
+CHUNK = 65536
+
+
+class _Pipe:
+    """One end of a child's pipe, non-blocking, read or written as anyio awaits it."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self.fd = fd
+        self.closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        while not self.closed:
+            await anyio.wait_readable(self.fd)
+            try:
+                chunk = os.read(self.fd, CHUNK)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return
+            yield chunk
+
+    async def send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            if self.closed:
+                raise anyio.ClosedResourceError
+            await anyio.wait_writable(self.fd)
+            try:
+                view = view[os.write(self.fd, view) :]
+            except BlockingIOError:
+                continue
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            with suppress(OSError):
+                anyio.notify_closing(self.fd)
+            with suppress(OSError):
+                os.close(self.fd)
+
+
+class _Process:
+    """A ``subprocess.Popen`` as the transport uses it: pipes, pid and (polled) return code."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
+        self.popen = popen
+        self.pid = popen.pid
+        # the pipes are ours from here on: Popen must not close them again
+        self.stdin = _Pipe(os.dup(popen.stdin.fileno()))
+        self.stdout = _Pipe(os.dup(popen.stdout.fileno()))
+        self.stderr = _Pipe(os.dup(popen.stderr.fileno()))
+        for stream in (popen.stdin, popen.stdout, popen.stderr):
+            stream.close()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    def close(self) -> None:
+        for pipe in (self.stdin, self.stdout, self.stderr):
+            pipe.close()
 
 
 class StdioTransport:
-    """An ``mcp.client.Transport``: enter to start the process, exit to stop it (and its group)."""
+    """An ``mcp.client.Transport``: enter to start the process, exit to stop it (and its group).
 
-    def __init__(self, argv: list[str], env: Mapping[str, str], cwd: Path | None = None) -> None:
+    ``cwd`` is where the server starts (the caller picks a place the model cannot write unless the
+    entry names one); ``preexec`` runs in the child before ``exec`` (the sandbox's setup), or None.
+    """
+
+    def __init__(
+        self,
+        argv: list[str],
+        env: Mapping[str, str],
+        cwd: Path | None = None,
+        preexec: Callable[[], None] | None = None,
+    ) -> None:
         self.argv = argv
         self.env = dict(env)
         self.cwd = cwd
+        self.preexec = preexec
         self.pid: int | None = None
         self.returncode: int | None = None
         self.exited = anyio.Event()
         self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-        self._process: anyio.abc.Process | None = None
+        self._process: _Process | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._streams: list[Any] = []
 
@@ -62,10 +144,8 @@ class StdioTransport:
             self._tail.append(line[:TAIL_CHARS])
 
     # ---- the life cycle ------------------------------------------------------------------------
-    async def __aenter__(
-        self,
-    ) -> tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]:
-        process = await anyio.open_process(
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             self.argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -73,8 +153,14 @@ class StdioTransport:
             cwd=self.cwd,
             env=self.env,
             start_new_session=True,
+            preexec_fn=self.preexec,
         )
-        self._process = process
+
+    async def __aenter__(
+        self,
+    ) -> tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]:
+        popen = await anyio.to_thread.run_sync(self._spawn)  # fork and exec, off the event loop
+        process = self._process = _Process(popen)
         self.pid = process.pid
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -100,6 +186,8 @@ class StdioTransport:
         finally:
             for stream in self._streams:
                 stream.close()
+            if self._process is not None:
+                self._process.close()
         return None
 
     async def stop(self) -> None:
@@ -107,9 +195,8 @@ class StdioTransport:
         process = self._process
         if process is None:
             return
-        if process.stdin is not None:
-            with suppress(Exception):
-                await process.stdin.aclose()
+        with suppress(Exception):
+            await process.stdin.aclose()
         if not await self._wait(GRACE):
             self._signal(signal.SIGTERM)
             if not await self._wait(TERM_GRACE):
@@ -123,8 +210,8 @@ class StdioTransport:
             signal_group(self.pid, sig)
 
     async def _wait(self, within: float) -> bool:
-        """Did the process exit within ``within`` seconds? (polls: ``wait()`` would also wait for
-        the pipes, which a left-behind child may hold open)"""
+        """Did the process exit within ``within`` seconds? (polls: a left-behind child may hold the
+        pipes open, so their end says nothing)"""
         process = self._process
         assert process is not None
         with anyio.move_on_after(within):
@@ -142,9 +229,8 @@ class StdioTransport:
 
     # ---- the pipes -----------------------------------------------------------------------------
     async def _stdout(
-        self, process: anyio.abc.Process, out: MemoryObjectSendStream[SessionMessage | Exception]
+        self, process: _Process, out: MemoryObjectSendStream[SessionMessage | Exception]
     ) -> None:
-        assert process.stdout is not None
         parts: list[bytes] = []  # the line so far (a long result arrives in many chunks)
         try:
             async with out:
@@ -182,11 +268,10 @@ class StdioTransport:
 
     async def _stdin(
         self,
-        process: anyio.abc.Process,
+        process: _Process,
         messages: MemoryObjectReceiveStream[SessionMessage],
         reads: MemoryObjectSendStream[SessionMessage | Exception],
     ) -> None:
-        assert process.stdin is not None
         try:
             async with messages:
                 async for message in messages:
@@ -195,8 +280,7 @@ class StdioTransport:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await reads.aclose()  # the session sees the connection end instead of waiting forever
 
-    async def _stderr(self, process: anyio.abc.Process) -> None:
-        assert process.stderr is not None
+    async def _stderr(self, process: _Process) -> None:
         buffer = b""
         with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             async for chunk in process.stderr:

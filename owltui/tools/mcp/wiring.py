@@ -1,9 +1,11 @@
 """The MCP client as the runtime, the commands and the permission rules use it: each wiring is a line
 or two (see ``owltui.tools.mcp`` for the pieces).
 
-- runtime: ``mcp = mcp_source(workspace, config.mcp, options.mcp_config, env, warn, data_dir(env))``,
-  added to the sources; before the session's first model request, ``await mcp.wait_ready()`` and the
-  tool list taken again (``collect_tools``) — the list is then fixed for the session.
+- runtime: ``mcp = mcp_source(workspace, config.mcp, options.mcp_config, env, warn, data_dir(env),
+  sandbox)`` (the session's ``SandboxPolicy``: servers a workspace file defines run under it, with the
+  network allowed; stdio servers start in ``<data dir>/mcp-cwd``), added to the sources; before the
+  session's first model request, ``await mcp.wait_ready()`` and the tool list taken again
+  (``collect_tools``) — the list is then fixed for the session.
 - ``/mcp``: ``describe(mcp)``; ``/mcp approve`` / ``/mcp decline``: ``decide(mcp, True|False)``;
   RPC ``mcp_status``: ``{"servers": status(mcp)}``; the start-up question: ``question(mcp)``.
 - permissions: ``names.rule_verdict(name, allow["mcp"], deny["mcp"])`` and ``names.proposed_rule``.
@@ -15,8 +17,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from owltui.agent.services import Sandbox
 from owltui.tools.mcp.approvals import McpApprovals, approve_project, project_file
 from owltui.tools.mcp.config import McpSettings, parse_servers
+from owltui.tools.mcp.launch import Launch, neutral_dir
 from owltui.tools.mcp.selection import load_mcp_servers
 from owltui.tools.mcp.source import McpSource
 
@@ -28,6 +32,28 @@ def approvals_in(data_dir: Path) -> McpApprovals:
     return McpApprovals(data_dir / APPROVALS_FILE)
 
 
+def server_sandbox(sandbox: Sandbox | None) -> Sandbox | None:
+    """The session's sandbox as servers a workspace file defines run under it: the same policy with
+    the network allowed (a server that talks to nothing is rare). None: ``Launch``'s default."""
+    from owltui.policy.sandbox.kernel import PROTECTED_IN_WORKSPACE, SandboxPolicy
+
+    if not isinstance(sandbox, SandboxPolicy) or sandbox.network:
+        return sandbox
+    own = {sandbox.workspace / p for p in PROTECTED_IN_WORKSPACE}  # the new policy adds these itself
+    return SandboxPolicy(
+        sandbox.mode,
+        sandbox.workspace,
+        writable=sandbox.writable,
+        network=True,
+        unix_sockets=sandbox.unix_sockets,
+        env_keep=sandbox.env_keep,
+        protected=[p for p in sandbox.protected_paths() if p not in own],
+        landlock=None if sandbox.abi else False,
+        namespaces=sandbox.namespaces,
+        userns=sandbox.userns,
+    )
+
+
 def mcp_source(
     workspace: Path,
     settings: McpSettings | None,
@@ -35,9 +61,11 @@ def mcp_source(
     env: Mapping[str, str],
     warn: Callable[[str], None],
     data_dir: Path,
+    sandbox: Sandbox | None = None,
 ) -> McpSource:
     """The session's MCP source (possibly without servers): notices go to ``warn`` now; raises
-    ``McpConfigError`` for an unusable ``--mcp-config`` file. Starts nothing (``start`` does)."""
+    ``McpConfigError`` for an unusable ``--mcp-config`` file. Starts nothing (``start`` does).
+    ``sandbox``: the session's policy (see ``server_sandbox``)."""
     settings = settings or McpSettings()
     approvals = approvals_in(data_dir)
     servers, notices = load_mcp_servers(workspace, settings.servers, explicit_file, approvals, env)
@@ -50,6 +78,7 @@ def mcp_source(
         warn=warn,
         trust_read_only_hints=settings.trust_read_only_hints,
         startup_timeout=settings.startup_timeout,
+        launch=Launch(workspace, neutral_dir(data_dir), server_sandbox(sandbox)),
     )
     source.approvals = approvals
     return source
@@ -78,7 +107,9 @@ def decide(source: McpSource, approved: bool) -> str:
     if not approved:
         return f"The MCP servers of {found.path} will not be started in this workspace."
     notices: list[str] = []  # the servers of the content just approved (not of a second read)
-    servers = parse_servers(found.data, str(found.path), source.workspace.resolve(), source.env, notices)
+    servers = parse_servers(
+        found.data, str(found.path), source.workspace.resolve(), source.env, notices, confined=True
+    )
     for notice in notices:
         source.warn(notice)
     names = ", ".join(s.name for s in servers) or "none"

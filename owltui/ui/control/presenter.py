@@ -174,7 +174,9 @@ class Presenter:
             return  # answered or withdrawn before it was drawn
         # the event's arguments are the scrubbed ones (no key values on screen); the review is the
         # policy's, kept by the broker when it asked
-        view = build_view(e.call_id, e.name, e.arguments, pending.review, pending.reason)
+        view = build_view(
+            e.call_id, e.name, e.arguments, pending.review, pending.reason, workspace=self.host.workspace
+        )
         (await self._tool_block(e.call_id, e.name, e.arguments)).ask(view)
 
     async def _describe(self, e: ev.Event) -> None:
