@@ -22,6 +22,7 @@ from owltui.agent.services import Scrubber
 from owltui.policy.sandbox.kernel import SandboxPolicy
 from owltui.tools.exec.escapees import Escapee
 from owltui.tools.exec.proc import Proc, default_spill_dir
+from owltui.tools.exec.procfs import read_stat
 from owltui.tools.exec.reaper import REAPER
 from owltui.tools.jobs.entries import AnyJob, Clock, EscapedJob, Job, JobEvent, JobInfo, escaped_note
 
@@ -292,6 +293,8 @@ class JobManager:
             for job in self._jobs.values():
                 if isinstance(job, Job):
                     await job.proc.wait(1.0)
+                elif job.running and not _same_process_alive(job.pid, job.start):
+                    job.mark_ended(None)  # killed just now; the reaper's own notice may come later
         self._closed = True
         for job in self._jobs.values():
             if isinstance(job, Job) and job.proc.sink.path is not None:
@@ -315,3 +318,9 @@ class JobManager:
             return f"exit {j.exit_code}"
 
         return "Jobs: " + "; ".join(f"{j.id} ({state(j)})" for j in self._jobs.values())
+
+
+def _same_process_alive(pid: int, start: int) -> bool:
+    """Whether ``pid`` is still the process that started at ``start`` (not a reused pid) and alive."""
+    st = read_stat(pid)
+    return st is not None and st.alive and st.start == start
