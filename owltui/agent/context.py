@@ -11,30 +11,41 @@ summary on the same loop machinery as ``/compact``) as a visible step: ``compact
 pause gate when ``compaction_confirm`` asks for a look first, then ``compaction`` with the estimates
 before and after. The loop stays one loop: this is the only place that knows compaction exists.
 
+Compaction must shrink by the provider's count, not by characters: the budget calibrates tokens per
+character from the last reported input against that request's characters (never below 1 / 4), and
+asks the compactor for a view whose first request is at most ``TARGET_SHARE`` (50 %) of the window by
+that rate. The estimate of a view nothing was measured on (right after a compaction) uses the rate.
+
 The compactor gets a ``CompactRequest``: where the current turn began (its user messages are kept
-word for word), how many tokens of recent rounds to keep, the window. It raises on failure. Three
-failures in a row (a summary that leaves the conversation over the threshold counts as one) stop
-automatic compaction for the agent's session, with a notice to the model and a
-``compaction_failed`` event carrying ``stopped``; a later success (``/compact``) re-arms it.
+word for word), how many tokens of recent rounds to keep, how many the whole compacted view may take,
+the rate, the window. It raises on failure. Three failures in a row (a summary that leaves the
+conversation over the threshold counts as one) stop automatic compaction for the agent's session,
+with a notice to the model and a ``compaction_failed`` event carrying ``stopped``; a later success
+(``/compact``) re-arms it. When it cannot get under the target - what no summary removes (the system
+prompt and tools, the user's own messages of this turn, the summary itself) is over it, or the first
+request after a compaction is reported over the threshold - it stops at once and says so once, rather
+than compacting again every round.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from owltui.agent.cancel import CancelToken
 from owltui.agent.events import Compaction, CompactionFailed, CompactionReason, CompactionStart, Emit
-from owltui.agent.history import History
-from owltui.agent.messages import AssistantMessage, Item, ToolResult, UserMessage
+from owltui.agent.history import SUMMARY_HEADING, History
+from owltui.agent.messages import USER_LANES, AssistantMessage, Item, ToolResult, UserMessage
 from owltui.agent.model import Model, ToolSpec
 from owltui.agent.pause import PauseGate, park
 from owltui.agent.state import Aborted
 
 CHARS_PER_TOKEN = 4
-KEEP_SHARE = 0.25  # of the window: recent rounds kept word for word after a compaction
+KEEP_SHARE = 0.25  # of the window: recent rounds kept word for word after a compaction, at most
+TARGET_SHARE = 0.5  # of the window: what the first request after a compaction may take, at most
 MAX_FAILURES = 3
 ITEM_OVERHEAD = 16  # characters of framing per item (role, ids) in a request
 
@@ -48,6 +59,8 @@ class CompactRequest:
     - ``keep_tokens``: recent rounds up to about this many tokens stay as they are (the cut falls
       between rounds, never between a call and its result)
     - ``window``: the model's context window in tokens, when known (the summary call must fit it)
+    - ``room_tokens``: what the compacted view in all (pinned messages, summary, recent rounds) may
+      take, when known; ``tokens_per_char``: the provider's tokens a character, to size it with
     """
 
     history: History
@@ -57,6 +70,8 @@ class CompactRequest:
     turn_from: int
     keep_tokens: int
     window: int | None = None
+    room_tokens: int | None = None
+    tokens_per_char: float = 1 / CHARS_PER_TOKEN
 
 
 Compactor = Callable[[CompactRequest], Awaitable[object]]  # raises with one sentence on failure
@@ -102,10 +117,24 @@ def items_chars(items: Sequence[Item]) -> int:
     return sum(map(item_chars, items))
 
 
+def fixed_chars(cfg: BudgetConfig) -> int:
+    """Characters of every request besides its messages: the system prompt and the tool specs."""
+    tools = sum(len(s.description) + len(json.dumps(s.parameters)) for s in cfg.specs())
+    return len(cfg.system_prompt) + tools
+
+
 def request_tokens(cfg: BudgetConfig, view: Sequence[Item]) -> int:
     """The whole next request by characters / 4: system prompt, tool specs, the view."""
-    tools = sum(len(s.description) + len(json.dumps(s.parameters)) for s in cfg.specs())
-    return (len(cfg.system_prompt) + tools + items_chars(view)) // CHARS_PER_TOKEN
+    return (fixed_chars(cfg) + items_chars(view)) // CHARS_PER_TOKEN
+
+
+def own_words(items: Sequence[Item], turn_from: int) -> list[Item]:
+    """The user's own messages of the current turn: no compaction removes them."""
+    return [
+        it
+        for it in items[turn_from:]
+        if isinstance(it, UserMessage) and it.source == "user" and it.lane in USER_LANES
+    ]
 
 
 class ContextBudget:
@@ -117,12 +146,31 @@ class ContextBudget:
         self._view: Sequence[Item] | None = None  # the view the last reported figure belongs to
         self._at = 0  # its length right after that response
         self._tokens = 0  # that request's input tokens plus the response's output tokens
+        self._sent: tuple[int, int] | None = None  # that request's input tokens, its messages' characters
+        self._compacted: Sequence[Item] | None = None  # the view the last automatic compaction made
+        self._first_input: int | None = None  # the input tokens first reported on it
 
     def observe(self, msg: AssistantMessage, view: Sequence[Item]) -> None:
         """A response was appended to ``view``: its reported usage is the new basis."""
         if msg.usage.input_tokens > 0:
             self._view, self._at = view, len(view)
             self._tokens = msg.usage.input_tokens + msg.usage.output_tokens
+            sent = view[:-1] if view and view[-1] is msg else view
+            self._sent = (msg.usage.input_tokens, items_chars(sent))
+            if view is self._compacted and self._first_input is None:
+                self._first_input = msg.usage.input_tokens
+
+    def rate(self, cfg: BudgetConfig) -> float:
+        """The provider's tokens a character, from the last reported request (1 / 4 at least: a
+        provider counting fewer only leaves more room)."""
+        if self._sent is None:
+            return 1 / CHARS_PER_TOKEN
+        chars = fixed_chars(cfg) + self._sent[1]
+        return max(1 / CHARS_PER_TOKEN, self._sent[0] / chars) if chars else 1 / CHARS_PER_TOKEN
+
+    def measure(self, cfg: BudgetConfig, items: Sequence[Item], *, fixed: bool = True) -> int:
+        """Tokens of ``items`` (and the system prompt and tools when ``fixed``) at the calibrated rate."""
+        return math.ceil((items_chars(items) + (fixed_chars(cfg) if fixed else 0)) * self.rate(cfg))
 
     def estimate(self, cfg: BudgetConfig, view: Sequence[Item], pending: Sequence[Item] = ()) -> int:
         """Tokens of the next request, ``pending`` input included."""
@@ -132,7 +180,7 @@ class ContextBudget:
                 chars += item_chars(view[i])
             tokens = self._tokens + chars // CHARS_PER_TOKEN
         else:  # nothing measured on this view (a new view after a compaction, a resumed session)
-            tokens = request_tokens(cfg, view)
+            return self.measure(cfg, [*view, *pending])
         return tokens + items_chars(pending) // CHARS_PER_TOKEN if pending else tokens
 
     def threshold(self, cfg: BudgetConfig) -> int:
@@ -166,6 +214,14 @@ class ContextBudget:
         """Compact now, as a visible step; failures are counted, never raised (an abort is)."""
         assert cfg.compactor is not None and cfg.context_window
         window = cfg.context_window
+        target = int(window * TARGET_SHARE)
+        if history.model_view() is self._compacted and (self._first_input or 0) >= self.threshold(cfg):
+            futile = (  # summarising again and again would not help: this provider's count stays high
+                f"cannot bring the conversation under {TARGET_SHARE:.0%} of the {window}-token context "
+                f"window: the first request after the last summary was already {self._first_input} tokens"
+            )
+            self._give_up(emit, post, futile, window, at_once=True)
+            return
         emit(CompactionStart, reason="auto", tokens_before=before)
         if cfg.compaction_confirm:  # the user looks first; resuming the gate goes on
             gate.pause(freeze=False)
@@ -178,6 +234,8 @@ class ContextBudget:
             turn_from=turn_from,
             keep_tokens=int(window * KEEP_SHARE),
             window=window,
+            room_tokens=target - self.measure(cfg, pending),
+            tokens_per_char=self.rate(cfg),
         )
         error: str | None = None
         try:
@@ -188,27 +246,75 @@ class ContextBudget:
             error = str(exc) or type(exc).__name__
         if cancel.cancelled:
             raise Aborted
-        after: int | None = None
         if error is None:
-            after = self.estimate(cfg, history.model_view(), pending)
+            view = history.model_view()
+            after = self.estimate(cfg, view, pending)
             emit(Compaction, reason="auto", tokens_before=before, tokens_after=after)
-            if after < self.threshold(cfg):
+            floor = self._floor(cfg, history, view, turn_from, pending)
+            if after <= target or (after < self.threshold(cfg) and floor is None):
                 self.failures = 0
+                self._compacted, self._first_input = view, None
+                return
+            if floor is not None:
+                self._give_up(emit, post, floor, window, at_once=True)
                 return
             error = (
                 f"the conversation is still about {after} tokens after the summary, over "
                 f"{cfg.compact_at:.0%} of the {window}-token context window"
             )
+        self._give_up(emit, post, error, window, at_once=False)
+
+    def _floor(
+        self,
+        cfg: BudgetConfig,
+        history: History,
+        view: Sequence[Item],
+        turn_from: int,
+        pending: Sequence[Item],
+    ) -> str | None:
+        """Why no compaction can get under the target, when what none removes is over it: the system
+        prompt and tools, the user's own messages of this turn (with the input waiting), the summary."""
+        window = cfg.context_window or 0
+        summary = [
+            it
+            for it in view
+            if isinstance(it, UserMessage) and it.source == "system" and it.text.startswith(SUMMARY_HEADING)
+        ]
+        parts = {
+            "the system prompt and tool definitions": math.ceil(fixed_chars(cfg) * self.rate(cfg)),
+            "the user's own messages of this request": self.measure(
+                cfg, [*own_words(history.items(), turn_from), *pending], fixed=False
+            ),
+            "the summary": self.measure(cfg, summary, fixed=False),
+        }
+        total = sum(parts.values())
+        if total <= window * TARGET_SHARE:
+            return None
+        largest = max(parts, key=lambda k: parts[k])
+        return (
+            f"cannot bring the conversation under {TARGET_SHARE:.0%} of the {window}-token context window: "
+            f"what no summary removes is about {total} tokens, most of it {largest} ({parts[largest]})"
+        )
+
+    def _give_up(self, emit: Emit, post: Post, error: str, window: int, *, at_once: bool) -> None:
+        """One more failure; the third in a row - or one that no retry can mend - stops automatic
+        compaction for the session, said once to the model and the user."""
         self.failures += 1
-        self.stopped = self.failures >= MAX_FAILURES
+        self.stopped = at_once or self.failures >= MAX_FAILURES
         emit(CompactionFailed, reason="auto", error=error, failures=self.failures, stopped=self.stopped)
-        if self.stopped:
-            post(
-                UserMessage(
-                    text=f"Automatic compaction failed {self.failures} times in a row (last: {error}), so it "
-                    "is off for the rest of this session. The conversation is close to the model's "
-                    f"{window}-token context window: keep tool output small (narrow reads and searches).",
-                    lane="notice",
-                    source="system",
-                )
+        if not self.stopped:
+            return
+        why = (
+            f"Automatic compaction {error}, so it is off for the rest of this session"
+            if at_once
+            else f"Automatic compaction failed {self.failures} times in a row (last: {error}), so it "
+            "is off for the rest of this session"
+        )
+        post(
+            UserMessage(
+                text=f"{why}. The conversation is close to the model's {window}-token context window: keep "
+                "tool output small (narrow reads and searches).",
+                lane="notice",
+                source="system",
             )
+        )

@@ -9,10 +9,11 @@ Two callers. ``/compact`` (``compact``) cuts at a user prompt, keeping the last 
 turns. Automatic compaction (``compact_for_loop``, the loop's ``LoopConfig.compactor``, asked by
 ``owltui.agent.context`` before a model call) must work inside one long turn - one prompt followed
 by dozens of tool rounds - so it cuts between rounds (``round_cut``: never between a call and its
-result), keeps the most recent rounds that fit ``keep_tokens``, and keeps the user messages of the
-current turn word for word. Either way the summariser reads the previous summary plus what came
-after it (never the whole session again) within the model's window, and writes what is done and
-what is pending, so nothing is run twice.
+result), keeps the most recent rounds that fit ``keep_tokens`` and the room the budget leaves
+(``room_tokens``, less the longest summary the summariser may write and the user messages of the
+current turn, which stay word for word), all sized at the provider's tokens a character. Either way
+the summariser reads the previous summary plus what came after it (never the whole session again)
+within the model's window, and writes what is done and what is pending, so nothing is run twice.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from typing import Any
 
 from owltui.agent.agent import Agent
 from owltui.agent.config import LoopConfig
-from owltui.agent.context import CHARS_PER_TOKEN, CompactRequest, item_chars
-from owltui.agent.history import Compactable, CompactionMark, History
+from owltui.agent.context import CHARS_PER_TOKEN, ITEM_OVERHEAD, CompactRequest, item_chars
+from owltui.agent.history import SUMMARY_HEADING, Compactable, CompactionMark, History
 from owltui.agent.messages import USER_LANES, AssistantMessage, Item, ToolResult, UserMessage
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
@@ -144,9 +145,10 @@ def round_cuts(items: Sequence[Item], start: int = 0) -> list[int]:
     return cuts
 
 
-def round_cut(items: Sequence[Item], start: int, keep_chars: int) -> int:
-    """The earliest cut after ``start`` whose kept part (the items from it on) fits ``keep_chars``:
-    the most recent rounds stay word for word. ``start`` when there is nothing to cut."""
+def round_cut(items: Sequence[Item], start: int, keep_chars: int, free: Collection[int] = ()) -> int:
+    """The earliest cut after ``start`` whose kept part (the items from it on, those in ``free`` not
+    counted) fits ``keep_chars``: the most recent rounds stay word for word. ``start`` when there is
+    nothing to cut."""
     cuts = round_cuts(items, start)
     if not cuts:
         return start
@@ -154,7 +156,7 @@ def round_cut(items: Sequence[Item], start: int, keep_chars: int) -> int:
     best = cuts[-1]
     pos = len(items)
     for cut in reversed(cuts):
-        kept += sum(item_chars(items[i]) for i in range(cut, pos))
+        kept += sum(item_chars(items[i]) for i in range(cut, pos) if i not in free)
         pos = cut
         if kept > keep_chars:
             break
@@ -174,6 +176,12 @@ def request_words(
         if isinstance(it := items[i], UserMessage) and it.source == "user" and it.lane in USER_LANES
     ]
     return tuple(sorted(set(keep)))
+
+
+def _own_words(items: Sequence[Item], turn_from: int, start: int, pinned: Sequence[int]) -> tuple[int, ...]:
+    """The user's own messages of the current turn from ``start`` on, and those pinned earlier: they
+    stay in the view whichever side of the cut they fall."""
+    return request_words(items, turn_from, start, len(items), pinned)
 
 
 def _last(history: History) -> tuple[Compactable, CompactionMark | None, int]:
@@ -262,7 +270,16 @@ async def compact_for_loop(request: CompactRequest) -> Compaction:
     history = request.history
     _, mark, start = _last(history)
     items = history.items()
-    cut = round_cut(items, start, request.keep_tokens * CHARS_PER_TOKEN)
+    rate = request.tokens_per_char
+    words = _own_words(items, request.turn_from, start, mark.pinned if mark is not None else ())
+    keep = request.keep_tokens
+    if request.room_tokens is not None:  # the summary at its longest, its framing, the user's words
+        summary = (_output_tokens(request.window) or 0) + rate * (
+            len(SUMMARY_HEADING) + len(KEPT_NOTE) + 3 + ITEM_OVERHEAD
+        )
+        own = rate * sum(item_chars(items[i]) for i in words)
+        keep = max(0, min(keep, int(request.room_tokens - summary - own)))
+    cut = round_cut(items, start, int(keep / rate), free=set(words))
     if cut <= start:
         raise CompactionError("There is nothing new to summarise since the last compaction.")
     pinned = request_words(items, request.turn_from, start, cut, mark.pinned if mark is not None else ())

@@ -3,6 +3,7 @@ compactor: when it fires, the visible step, the confirm gate, aborts, and three 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import anyio
@@ -119,10 +120,13 @@ async def test_the_estimate_is_the_reported_figure_plus_what_was_appended() -> N
     pending = [UserMessage(text="p" * 84)]
     assert budget.estimate(cfg, history.model_view(), pending) == 720 + item_chars(result) // 4 + 25
     assert budget.due(cfg, history.model_view(), pending) == 720 + item_chars(result) // 4 + 25
-    history.record_compaction("sum", 2)  # a new view: measured by characters again
-    assert budget.estimate(cfg, history.model_view()) < 400
+    history.record_compaction("sum", 2)  # a new view: by characters, at the provider's reported rate
+    rate = 700 / (400 + item_chars(view[0]))  # the reported input of the request it was measured on
+    assert budget.rate(cfg) == rate
+    expected = math.ceil((400 + sum(map(item_chars, history.model_view()))) * rate)
+    assert budget.estimate(cfg, history.model_view()) == expected
     budget.observe(AssistantMessage(text="b"), history.model_view())  # no usage reported: no basis
-    assert budget.estimate(cfg, history.model_view()) < 400
+    assert budget.estimate(cfg, history.model_view()) == expected
 
 
 async def test_three_failures_in_a_row_stop_trying_and_say_so() -> None:
@@ -195,4 +199,31 @@ async def test_an_abort_during_compaction_ends_the_run_and_is_not_a_failure() ->
     assert agent.last_outcome is not None and agent.last_outcome.reason == "aborted"
     assert agent.context.failures == 0 and not of(events, CompactionFailed)
     assert types(events)[-1] == "agent_end"
+    check_history(agent)
+
+
+async def test_a_count_still_over_the_threshold_right_after_a_summary_stops_at_once_and_says_so() -> None:
+    """A provider whose count does not fall with the conversation (a large part it adds itself):
+    summarising again every round cannot help, so the budget says so once instead."""
+    rise = growing(12)
+
+    def step(req: Any) -> Step:
+        out = rise(req)
+        if any(isinstance(m, UserMessage) and m.text.endswith("short summary") for m in req.messages):
+            out.usage = Usage(input_tokens=4200, output_tokens=10)
+        return out
+
+    compactor = FakeCompactor()
+    agent, _, events = make_agent(step, [Echo()], context_window=5000, compactor=compactor)
+    out = await agent.run("do the work")
+    assert out.reason == "done" and out.text == "finished"
+    assert len(compactor.requests) == 1 and len(of(events, Compaction)) == 1
+    (failed,) = of(events, CompactionFailed)
+    assert (
+        failed.stopped and "the first request after the last summary was already 4200 tokens" in failed.error
+    )
+    assert len(of(events, CompactionStart)) == 1  # no visible step for the refusal
+    notices = [e for e in of(events, InputEvent) if e.lane == "notice"]
+    assert len(notices) == 1 and notices[0].text.startswith("Automatic compaction cannot bring")
+    assert agent.context.stopped
     check_history(agent)
