@@ -5,11 +5,10 @@ This module owns ``OwlApp`` once it has its runtime: its state (the host, the co
 presenter, the lifecycle, the notices) and its Textual hooks. ``OwlApp(host, AppOptions(...))``
 takes any ``Host`` (tests inject a ``LocalRuntime``); ``OwlApp(Boot(start), ...)`` is in its boot
 phase (``boot``: the first frame, the start-up thread, the failure path) until it takes the runtime
-and swaps the main screen in. So it imports Textual and light modules only: the command layer and
-the agent come in with the runtime. The work is in helpers: ``main_actions`` (the main screen's keys
-and messages), ``lifecycle``, ``transcript``, ``input_routing``, ``actions``, ``themes.choice``,
-``textual_compat`` (Alt+Enter) and ``launch`` (``run_tui``, the CLI entry).
-"""
+and swaps the main screen in. So it imports Textual and light modules only: the command layer and the
+agent come in with the runtime. The work is in helpers: ``main_actions`` (the main screen's keys and
+messages), ``lifecycle``, ``transcript``, ``input_routing``, ``actions``, ``themes.choice``,
+``textual_compat`` (Alt+Enter), ``crash`` (what nothing caught), ``launch`` (``run_tui``)."""
 
 from __future__ import annotations
 
@@ -39,6 +38,7 @@ if TYPE_CHECKING:  # imported when the runtime is taken, after the first frame
     from owltui.session.runtime.options import Options
     from owltui.ui.control.lifecycle import FlushEvents, Lifecycle
     from owltui.ui.control.presenter import Presenter
+    from owltui.ui.crash import Crash
     from owltui.ui.widgets.conversation import ConversationView
     from owltui.ui.widgets.main_screen import MainScreen
     from owltui.ui.widgets.prompt_input import MentionSource, PromptInput
@@ -71,6 +71,7 @@ class OwlApp(MainScreenActions, App[int]):
     agent: Agent
     commands: Commands
     life: Lifecycle
+    crash: Crash | None = None  # an exception nothing caught (``launch`` reports it)
 
     def __init__(self, host: Host | Boot, options: AppOptions | None = None) -> None:
         super().__init__()
@@ -201,8 +202,7 @@ class OwlApp(MainScreenActions, App[int]):
         return MentionSource(self.runtime.mentions, start, ready)
 
     def get_key_display(self, binding: Binding) -> str:
-        """The follow-up key the footer names: Alt+Enter where the terminal tells it apart, else
-        the other key (Ctrl+J)."""
+        """The footer's follow-up key: Alt+Enter where the terminal tells it apart, else Ctrl+J."""
         if binding.id == "follow_up":
             keys = self._follow_up_keys
             if "alt+enter" in keys and (self.alt_enter or len(keys) == 1):
@@ -233,6 +233,12 @@ class OwlApp(MainScreenActions, App[int]):
     async def action_quit(self) -> None:
         await self.shutdown()
         self.exit(0)
+
+    def _handle_exception(self, error: Exception) -> None:  # Textual's hook: nothing caught ``error``
+        from owltui.ui.crash import keep
+
+        super()._handle_exception(error)  # (the exit starts)
+        self.crash = self.crash or keep(self, error)
 
     async def on_flush_events(self, _msg: FlushEvents) -> None:
         await self.life.flush()

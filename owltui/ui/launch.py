@@ -1,8 +1,10 @@
 """Running the TUI from the CLI: the app draws its first frame at once and builds the runtime in a
 thread meanwhile (``start`` here, run by the app's ``Boot``); start-up warnings and OwlTUI's logged warnings
 go into the conversation (scrubbed of secrets); once the app has exited, what could not be shown is
-printed, a runtime the app never took is closed, a start-up error is one line (exit code 1), and the
-``owltui --resume ID`` line follows. ``owltui.ui.app.run_tui`` calls ``launch`` with ``OwlApp``.
+printed, a runtime the app never took is closed, a start-up error is one line (exit code 1), an
+exception nothing caught is one line and a log (``crash``: exit code 1, the session closed, what was
+typed or queued printed), and the ``owltui --resume ID`` line follows. ``owltui.ui.app.run_tui``
+calls ``launch`` with ``OwlApp``.
 
 The first frame's theme is read without the config's validation (``configured_theme``: the
 environment, then the file's ``theme``); the full config is checked in the thread, and a bad one
@@ -24,10 +26,13 @@ from owltui.ui.boot import Boot, Started
 
 if TYPE_CHECKING:
     from owltui.session.runtime.options import Options
+    from owltui.ui.crash import Crash
 
 
 class LaunchedApp(Protocol):
     """What ``launch`` uses of the app it makes (``OwlApp``); the rest it reads from the ``Boot``."""
+
+    crash: Crash | None  # an exception nothing in the app caught
 
     def warn(self, text: str) -> None: ...
 
@@ -126,8 +131,14 @@ def launch(
         boot.join()  # the runtime is built (or failed) before anything is printed
         for line in app.unshown_notices():
             to_stderr(line)
-        if boot.started is not None and not boot.taken:
-            boot.started.close()  # quit on the first frame: nothing ran, but the session is closed
+        if boot.started is not None and (not boot.taken or app.crash is not None):
+            boot.started.close()  # quit on the first frame, or a crash: the session is closed (once)
+    crash = app.crash
+    if crash is not None:  # one line and the log's path; what was typed or queued follows
+        from owltui.ui.crash import report
+
+        for line in report(crash, os.environ, scrub):
+            print(line, file=sys.stderr)
     error = boot.error
     if error is not None:  # config/provider/session errors are one clear sentence
         print(f"owltui: {scrub(str(error) or type(error).__name__)}", file=sys.stderr)
@@ -142,4 +153,4 @@ def launch(
         resume = resume_line(boot.started.runtime)
         if resume:
             print(resume)
-    return int(result or 0)
+    return 1 if crash is not None else int(result or 0)

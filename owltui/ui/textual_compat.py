@@ -11,6 +11,11 @@
   anchor when the user scrolls away and takes the release back once they scroll to the bottom (or
   it scrolls to the end) but only keeps that in the private ``Widget._anchor_released``: the scroll
   position cannot tell, as the bottom moves away for a moment each time content grows.
+- ``drop_exit_traceback``: an exception nothing caught reaches ``App._handle_exception`` (the one
+  place Textual sees it; OwlApp overrides it to keep what was not sent), which queues a full-screen
+  traceback with local variables in the private ``App._exit_renderables``, printed once the terminal
+  is restored. OwlTUI writes the traceback to a log and prints one line instead, so the list is
+  emptied.
 
 Beside it, public facts only: ``alt_enter_distinct``, whether this terminal tells Alt+Enter apart
 anyway (Textual turns on the kitty keyboard protocol, where the terminal has it Alt+Enter is its own
@@ -23,6 +28,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from textual.app import App
 from textual.widget import Widget
 
 # terminals that speak the kitty keyboard protocol (Textual enables it): Alt+Enter is its own key
@@ -64,3 +70,9 @@ def follows_bottom(widget: Widget) -> bool:
     """``widget`` is anchored and the user has not scrolled away (see the module's docstring)."""
     released: bool = widget._anchor_released
     return widget.is_anchored and not released
+
+
+def drop_exit_traceback(app: App[Any]) -> None:
+    """Textual prints no traceback when ``app`` ends (see the module's docstring)."""
+    renderables: list[Any] = app._exit_renderables
+    renderables.clear()

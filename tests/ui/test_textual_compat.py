@@ -20,7 +20,7 @@ from textual.containers import VerticalScroll
 from textual.keys import Keys
 from textual.widgets import Static
 
-from owltui.ui.textual_compat import follows_bottom, install_alt_enter
+from owltui.ui.textual_compat import drop_exit_traceback, follows_bottom, install_alt_enter
 
 ESC_CR = "\x1b\r"
 
@@ -80,3 +80,28 @@ async def test_the_anchor_release_is_kept_where_follows_bottom_reads_it() -> Non
         view.scroll_end(animate=False)  # and so does the bottom, reached by scrolling
         await pilot.pause()
         assert follows_bottom(view)
+
+
+def test_an_uncaught_exception_reaches_the_hook_and_its_traceback_can_be_dropped(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``App._handle_exception`` sees what nothing caught and queues Textual's traceback in
+    ``App._exit_renderables``; ``drop_exit_traceback`` empties it, so nothing is printed at the end."""
+    seen: list[tuple[Exception, int]] = []
+
+    class Failing(App[None]):
+        def on_mount(self) -> None:
+            raise RuntimeError("nothing catches this")
+
+        def _handle_exception(self, error: Exception) -> None:
+            super()._handle_exception(error)
+            seen.append((error, len(self._exit_renderables)))
+            drop_exit_traceback(self)
+
+    app = Failing()
+    app.run(headless=True)
+    [(error, queued)] = seen
+    assert str(error) == "nothing catches this" and queued == 1
+    assert app.return_code == 1
+    captured = capsys.readouterr()
+    assert "nothing catches this" not in captured.err + captured.out

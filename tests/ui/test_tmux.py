@@ -301,3 +301,73 @@ def test_typed_on_the_first_frame_in_tmux(tmp_path: Path) -> None:
     finally:
         t.close()
         server.close()
+
+
+def _with_status(cmd: list[str]) -> list[str]:
+    """Run ``cmd`` and keep the pane, with a line saying whether it exited with status 0."""
+    return [
+        "sh",
+        "-c",
+        subprocess.list2cmdline(cmd) + " && echo owltui-status-0 || echo owltui-status-bad; sleep 60",
+    ]
+
+
+def _launched(server_url: str) -> list[str]:
+    """The ``owltui`` command itself (the console script), with ``_owltui``'s options."""
+    return [str(Path(sys.executable).parent / "owltui"), *_owltui(server_url)[3:]]
+
+
+def test_queue_keys_in_a_real_launch(tmp_path: Path) -> None:
+    """F3 on the launched ``owltui`` (first frame, then the main screen in its own mode): idle it says
+    "nothing queued"; with a message queued it focuses the panel, where d deletes it; the app stays."""
+    hold = threading.Event()
+    server = FakeOpenAI().add(Turn(text="Streaming slowly", pieces=4, hold=hold))
+    t = Tmux(_with_status([*_launched(server.url), "--no-session"]), _env(tmp_path), tmp_path)
+    try:
+        t.wait(lambda s: "Send / steer" in s, "the TUI")
+        t.keys("F3")
+        t.wait(lambda s: "nothing queued" in s, "the note")
+        t.type("go")
+        t.keys("Enter")
+        t.wait(lambda s: "Streaming" in s, "the run")
+        t.type("a queued line")
+        t.keys("Enter")
+        t.wait(lambda s: "a queued line" in s, "the queue panel")
+        t.keys("F3")
+        t.keys("d")
+        t.wait(lambda s: "a queued line" not in s, "deleted from the queue")
+        hold.set()
+        t.wait(lambda s: "Streaming slowly" in s, "the answer")
+        screen = t.quit(lambda s: "owltui-status-" in s)
+        assert "owltui-status-0" in screen and "NoMatches" not in screen and "Traceback" not in screen
+    finally:
+        hold.set()
+        t.close()
+        server.close()
+
+
+def test_a_crash_in_a_real_terminal_is_one_line_and_a_log(tmp_path: Path) -> None:
+    """A key whose action raises: the terminal is restored, one line names the error and the log,
+    the draft is printed, the exit status is not 0."""
+    server = FakeOpenAI()
+    code = (
+        "import owltui.ui.control.actions as a\n"
+        "def boom(app): raise RuntimeError('pause key broke')\n"
+        "a.toggle_pause = boom\n"
+        "from owltui.cli import main; raise SystemExit(main())"
+    )
+    cmd = [sys.executable, "-c", code, "--provider", "openai", "--model", "fake-model"]
+    cmd += ["--base-url", server.url, "--sandbox", "off", "--no-session"]
+    t = Tmux(_with_status(cmd), _env(tmp_path), tmp_path)
+    try:
+        t.wait(lambda s: "Send / steer" in s, "the TUI")
+        t.type("a draft to keep")
+        t.keys("F2")
+        screen = t.wait(lambda s: "owltui-status-" in s, "the exit")
+        assert "owltui-status-bad" in screen and "Send / steer" not in screen and "Traceback" not in screen
+        assert "owltui: internal error (RuntimeError: pause key broke); the traceback is in " in screen
+        assert "a draft to keep" in screen
+        assert list((tmp_path / "data" / "owltui").glob("crash-*.log"))
+    finally:
+        t.close()
+        server.close()

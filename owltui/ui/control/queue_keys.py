@@ -13,14 +13,14 @@ from typing import Any
 
 from owltui.session.commands.spec import literal
 from owltui.ui.control.input_routing import echo_started, remember
-from owltui.ui.widgets.queue_panel import FOCUS_KEY, QueuePanel
+from owltui.ui.widgets.queue_panel import FOCUS_KEY
 
 QUEUE_KEY = FOCUS_KEY
 STEER_NOW_KEY = "ctrl+s"
 
 
 def focus_queue(app: Any) -> None:
-    panel = app.query_one(QueuePanel)
+    panel = app.main.queue_panel  # (``app.query_one`` searches Textual's default screen, the first frame's)
     if not panel.entries:
         app.notify("nothing queued")
         return
