@@ -3,22 +3,24 @@
 ``ResultStore`` owns the files (one directory, usually the session's ``results/``); ``ReadResult``
 is the ``read_result`` tool the loop adds to every run that carries at least one tool. Lines are
 counted from 1; a line longer than a page is read in character ranges (``column``). Files are
-streamed, never loaded whole, a huge single line included: the preview reads bounded pieces and
-a page is the pager's (``paging.py``), within the large-result limits with its prefixes and notices,
-and marked ``no_spill`` so the loop never saves it again.
+streamed, never loaded whole, a huge single line included: the preview reads bounded pieces (its
+head from the start, its tail back from the end; the lines between are only counted, in bytes, so
+its cost does not grow with them) and a page is the pager's (``paging.py``), within the
+large-result limits with its prefixes and notices, and marked ``no_spill`` so the loop never saves
+it again.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import tempfile
 import threading
-from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar, TextIO
+from typing import BinaryIO, ClassVar, TextIO
 
 from pydantic import BaseModel, Field
 
@@ -42,6 +44,7 @@ TAIL_BYTES = 16 * 1024
 TAIL_LINES = 200
 TAIL_LINE = 2000  # characters of one tail line shown (its start and its end)
 PIECE = 64 * 1024  # characters read at a time: a line of any length is never held whole
+COUNT_CHUNK = 1 << 18  # bytes read at a time to count the lines
 
 
 def is_large(text: str) -> bool:
@@ -106,46 +109,16 @@ class ResultStore:
         return rid, dest
 
     def preview(self, result_id: str, path: Path, name: str) -> str:
-        """Head and tail of a saved result, with the exact call that reads the rest. The file is
-        read in pieces: a line of any length is never held whole (a first line over the head's
-        budget shows its first part, and the call goes on from the next character)."""
-        head: list[str] = []
-        head_bytes = 0
-        head_open = True
-        cut = 0  # characters shown of line 1 when it alone is over the head's budget
-        tail: deque[tuple[int, str, str, int]] = deque()  # (number, start, end, length)
-        tail_bytes = 0
-        total = 0
-        with path.open("r", encoding="utf-8", errors="replace", newline="") as fh:
-            for start, end, length in _scan(fh):
-                total += 1
-                if head_open:
-                    size = utf8_len(start) + 1
-                    fits = head_bytes + size <= HEAD_BYTES and len(head) < MAX_LINES // 2
-                    if fits and len(start) == length:
-                        head.append(start)
-                        head_bytes += size
-                        continue
-                    head_open = False
-                    if not head:
-                        cut = _fit_chars(start, HEAD_BYTES)
-                        head.append(start[:cut])
-                        tail.append((total, "", end, length))  # its end, shown if no line follows
-                        tail_bytes += utf8_len(end) + 1
-                        continue
-                if cut and total == 2:
-                    tail_bytes -= utf8_len(tail.popleft()[2]) + 1
-                entry = (
-                    (total, start, "", length)
-                    if length <= TAIL_LINE
-                    else (total, start[: TAIL_LINE // 2], end, length)
-                )
-                tail.append(entry)
-                tail_bytes += utf8_len(entry[1]) + utf8_len(entry[2]) + 1
-                while len(tail) > 1 and (tail_bytes > TAIL_BYTES or len(tail) > TAIL_LINES):
-                    gone = tail.popleft()
-                    tail_bytes -= utf8_len(gone[1]) + utf8_len(gone[2]) + 1
-        size = path.stat().st_size
+        """Head and tail of a saved result, with the exact call that reads the rest. Its cost does
+        not grow with the number of lines: the head is read from the start and the tail from the
+        end (at most a few hundred lines each), the lines between are only counted, in bytes. A
+        line of any length is never held whole (a first line over the head's budget shows its first
+        part, and the call goes on from the next character)."""
+        with path.open("rb") as raw:
+            size = os.fstat(raw.fileno()).st_size
+            head, cut, closing, ended = _read_head(raw)
+            total = len(head) if ended else _count_lines(raw, size)
+            tail = [] if ended else _read_tail(raw, size, total, head, cut, closing)
         parts = ["\n".join(head)]
         shown = len(head)
         if tail and tail[0][0] > shown + 1:
@@ -171,6 +144,111 @@ class ResultStore:
             f"{result_id}. Read the omitted part with exactly this call: {call}]"
         )
         return "\n".join(p for p in parts if p)
+
+
+Entry = tuple[int, str, str, int]  # a tail line: (number, start, end, length); end only when cut
+
+
+def _tail_entry(number: int, start: str, end: str, length: int) -> Entry:
+    return (
+        (number, start, "", length) if length <= TAIL_LINE else (number, start[: TAIL_LINE // 2], end, length)
+    )
+
+
+def _entry_bytes(entry: Entry) -> int:
+    return utf8_len(entry[1]) + utf8_len(entry[2]) + 1
+
+
+def _text(raw: BinaryIO) -> io.TextIOWrapper:
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+
+
+def _read_head(raw: BinaryIO) -> tuple[list[str], int, Entry | None, bool]:
+    """The head's lines (within HEAD_BYTES and half a page of lines), the characters shown of line
+    1 when it alone is over the budget (0: not cut), the tail entry of the line that closed the head
+    (line 1's end when cut), and whether the file ended within the head."""
+    head: list[str] = []
+    head_bytes = 0
+    fh = _text(raw)
+    try:
+        for start, end, length in _scan(fh):
+            size = utf8_len(start) + 1
+            if head_bytes + size <= HEAD_BYTES and len(head) < MAX_LINES // 2 and len(start) == length:
+                head.append(start)
+                head_bytes += size
+                continue
+            if not head:
+                cut = _fit_chars(start, HEAD_BYTES)
+                return [start[:cut]], cut, (1, "", end, length), False
+            return head, 0, _tail_entry(len(head) + 1, start, end, length), False
+        return head, 0, None, True
+    finally:
+        fh.detach()
+
+
+def _count_lines(raw: BinaryIO, size: int) -> int:
+    """Lines of the file as ``_scan`` counts them: its newline bytes, plus an unfinished last line."""
+    raw.seek(0)
+    newlines = 0
+    last = b"\n"
+    while chunk := raw.read(COUNT_CHUNK):
+        newlines += chunk.count(b"\n")
+        last = chunk[-1:]
+    return newlines + (0 if size == 0 or last == b"\n" else 1)
+
+
+def _line_starts_backward(raw: BinaryIO, size: int) -> Iterator[int]:
+    """Byte offsets where the file's lines start, from the last line back to the first; each line
+    is found by searching back for a newline, a chunk at a time."""
+    raw.seek(max(0, size - 1))
+    hi = size - 1 if size and raw.read(1) == b"\n" else size  # the final newline ends the last line
+    buf, buf_lo = b"", hi  # buf holds the bytes from buf_lo on; no newline in it from hi on
+    while True:
+        found = buf.rfind(b"\n", 0, hi - buf_lo)
+        if found != -1:
+            yield buf_lo + found + 1
+            hi = buf_lo + found
+            continue
+        if buf_lo == 0:
+            yield 0
+            return
+        lo = max(0, buf_lo - PIECE)
+        raw.seek(lo)
+        buf, hi, buf_lo = raw.read(buf_lo - lo), buf_lo, lo
+
+
+def _read_tail(
+    raw: BinaryIO, size: int, total: int, head: list[str], cut: int, closing: Entry | None
+) -> list[Entry]:
+    """The longest run of last lines within TAIL_BYTES and TAIL_LINES (at least one), after the
+    head: read from the end of the file, a line at a time."""
+    floor = 1 if cut else len(head)  # lines up to here are the head's
+    if total <= floor:
+        return [closing] if closing is not None else []
+    tail: list[Entry] = []
+    used = 0
+    number = total
+    for pos in _line_starts_backward(raw, size):
+        if number <= floor:
+            break
+        if closing is not None and number == closing[0]:
+            entry = closing
+        else:
+            raw.seek(pos)
+            fh = _text(raw)
+            try:
+                start, end, length = next(_scan(fh))
+            finally:
+                fh.detach()
+            entry = _tail_entry(number, start, end, length)
+        cost = _entry_bytes(entry)
+        if tail and (used + cost > TAIL_BYTES or len(tail) >= TAIL_LINES):
+            break
+        tail.append(entry)
+        used += cost
+        number -= 1
+    tail.reverse()
+    return tail
 
 
 def _scan(fh: TextIO) -> Iterator[tuple[str, str, int]]:

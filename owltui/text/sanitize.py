@@ -17,6 +17,9 @@ _ESC = r"\x1b[\x20-\x2f]*[\x30-\x7e]?"
 _CONTROLS = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 _PATTERN = re.compile(f"{_STRING}|{_CSI}|{_ESC}|{_CONTROLS}")
 _CR = re.compile(r"[^\n]*\r[^\n]*")
+# the ASCII characters that never need a change (printable, tab, newline): a plain ASCII text is
+# checked for the others with one C-level pass instead of the pattern's slower scan
+_PLAIN_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n"
 
 
 def _collapse_cr(match: re.Match[str]) -> str:
@@ -30,6 +33,8 @@ def sanitize(text: str) -> str:
     Carriage returns end a line segment the way a terminal redraws it: ``"10%\\r50%\\r100%"``
     becomes ``"100%"`` and ``"a\\r\\n"`` becomes ``"a\\n"``.
     """
+    if text.isascii() and not text.encode("ascii").translate(None, _PLAIN_ASCII):
+        return text
     if "\r" in text:
         text = _CR.sub(_collapse_cr, text)
     return _PATTERN.sub("", text)

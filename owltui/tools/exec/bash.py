@@ -31,7 +31,7 @@ from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 from owltui.policy.sandbox.kernel import SandboxPolicy
 from owltui.tools.base import Params
 from owltui.tools.exec.escapees import Escapee
-from owltui.tools.exec.proc import Proc, default_spill_dir
+from owltui.tools.exec.proc import PROGRESS_GAP, Proc, default_spill_dir
 from owltui.tools.exec.procfs import read_cmdline
 from owltui.tools.exec.reaper import REAPER
 from owltui.tools.jobs.entries import EscapedJob, Job, escaped_note
@@ -277,7 +277,7 @@ class BashTool:
             now = clock()
             if proc.done or now >= deadline:
                 break
-            version = await proc.wait_change(version, deadline - now)
+            version = await proc.wait_change(version, deadline - now, min(PROGRESS_GAP, deadline - now))
             text = proc.sink.take_progress()
             if text:
                 ctx.progress(text)

@@ -44,6 +44,7 @@ HEAD_CHARS, HEAD_LINES = 20_000, 800
 TAIL_CHARS, TAIL_LINES = 20_000, 800
 PROGRESS_CHARS = 64_000
 HOLD_CHARS = 256  # an unfinished line is held back this far so a secret split between reads is seen whole
+PROGRESS_GAP = 0.05  # while output streams, a follower is woken at most this often (at its end at once)
 
 
 def default_spill_dir() -> Path:
@@ -214,6 +215,7 @@ class Proc:
         self._cond = threading.Condition()
         self._version = 0
         self._done = False
+        self._ended = threading.Event()  # set with _done: a wait for the end wakes on nothing else
         self._listeners: list[Callable[[Proc], None]] = []
         self.argv = [_shell(), "-c", command]
         self._popen = subprocess.Popen(
@@ -292,6 +294,7 @@ class Proc:
             with self._cond:
                 self.exit_code = 128 - code if code < 0 else code
                 self._done = True
+                self._ended.set()
                 listeners, self._listeners = self._listeners, []
                 self._version += 1
                 self._cond.notify_all()
@@ -308,15 +311,22 @@ class Proc:
             self._listeners.append(listener)
             return True
 
-    def wait_change_sync(self, version: int, timeout: float) -> int:
+    def wait_change_sync(self, version: int, timeout: float, gap: float = 0.0) -> int:
+        """Wait for news; after news that is not the end, let more gather for ``gap`` s unless
+        the command ends meanwhile (a command printing without pause wakes its follower once per
+        ``gap``, not once per read)."""
         with self._cond:
             self._cond.wait_for(lambda: self._version != version or self._done, timeout)
-            return self._version
+            if gap <= 0 or self._done or self._version == version:
+                return self._version
+        self._ended.wait(gap)
+        return self._version
 
-    async def wait_change(self, version: int, within: float) -> int:
-        """Wait (at most ``within`` s, in short slices so an abandoned wait ends soon) for news."""
+    async def wait_change(self, version: int, within: float, gap: float = 0.0) -> int:
+        """Wait (at most ``within`` s, in short slices so an abandoned wait ends soon) for news,
+        gathering what follows it for ``gap`` s (see ``wait_change_sync``)."""
         return await anyio.to_thread.run_sync(
-            self.wait_change_sync, version, max(0.0, min(within, 0.25)), abandon_on_cancel=True
+            self.wait_change_sync, version, max(0.0, min(within, 0.25)), gap, abandon_on_cancel=True
         )
 
     async def wait(self, within: float | None = None, clock: Callable[[], float] = time.monotonic) -> bool:
