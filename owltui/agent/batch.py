@@ -2,7 +2,8 @@
 
 Before a call runs, in this order: the call cap (a limit's ``refuse``), delegation expansion,
 argument validation, the feature's refusal checks, then permission. A refusal or a bad call is
-that call's result and the batch goes on. Consecutive read-only calls run together, any other call
+that call's result and the batch goes on; so is anything those steps or the tool raise (a path
+the permission review cannot resolve, a bug in a check), told in one short line. Consecutive read-only calls run together, any other call
 alone; the pause gate is asked before each start. A result over the size limit is saved whole to
 a file and the model gets a preview with the exact call that reads the rest, then the tool's status
 (``ToolOutput.details["status"]``); a page of saved text (``details["no_spill"]``) is never saved
@@ -30,6 +31,8 @@ from owltui.agent.pause import PauseGate, park
 from owltui.agent.results import is_large
 from owltui.agent.state import RunState
 from owltui.agent.tool import Tool, ToolContext, ToolError, ToolOutput
+
+FAILURE_CHARS = 500  # of an unexpected exception's message in a call's result
 
 
 def _type_name(schema: dict[str, Any], defs: dict[str, Any]) -> str:
@@ -68,6 +71,20 @@ def validation_message(call: ToolCall, tool: Tool, exc: ValidationError) -> str:
         f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()[:5]
     )
     return invalid_arguments(call.name, tool, problems)
+
+
+def _failure(exc: BaseException) -> str:
+    """An unexpected exception as one short line for the model (its message may echo a huge
+    argument); the two a hostile argument usually causes are said in words."""
+    if isinstance(exc, UnicodeEncodeError) and "surrogate" in exc.reason:
+        bad = ascii(exc.object[exc.start : exc.end])[1:-1]
+        return f"the arguments hold a lone surrogate ({bad}), which is not text any file or process takes"
+    if isinstance(exc, ValueError) and str(exc) == "embedded null byte":
+        return "the arguments hold a NUL character, which no path or command line can carry"
+    text = " ".join(str(exc).split())
+    if len(text) > FAILURE_CHARS:
+        text = text[:FAILURE_CHARS] + "…"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class Batch:
@@ -150,13 +167,28 @@ class Batch:
 
     async def _precheck(self, call: ToolCall, no_tools: str | None) -> tuple[Tool, BaseModel] | ToolResult:
         st = self.state
-        cfg = self.cfg
         if no_tools is not None:
             return result_for(call, no_tools, "skipped")
         why = self.limits.refuse(st, call)
         if why:
             return result_for(call, why, "refused")
         st.calls_made += 1
+        try:
+            return await self._review(call)
+        except anyio.get_cancelled_exc_class():
+            raise
+        except ToolError as exc:  # e.g. a path the permission review cannot resolve
+            return result_for(call, str(exc), "error")
+        except Exception as exc:  # a bug in a check or a parameter model: this call's error only
+            return result_for(
+                call, f"The call to `{call.name}` could not be checked: {_failure(exc)}", "error"
+            )
+
+    async def _review(self, call: ToolCall) -> tuple[Tool, BaseModel] | ToolResult:
+        """Expansion, validation, the refusal checks and permission; anything they raise is the
+        caller's to turn into this call's result."""
+        st = self.state
+        cfg = self.cfg
         real = cfg.expand(call) if cfg.expand is not None else call
         tool = self.tools.get(real.name)
         if tool is None:
@@ -171,6 +203,10 @@ class Batch:
             args = tool.params.model_validate(real.arguments)
         except ValidationError as exc:
             return result_for(call, validation_message(real, tool, exc), "error")
+        except RecursionError:
+            return result_for(
+                call, invalid_arguments(real.name, tool, "arguments nested too deeply"), "error"
+            )
         if cfg.refusals:
             key = st.call_key(real)
             st.seen_calls[key] = st.seen_calls.get(key, 0) + 1
@@ -203,13 +239,17 @@ class Batch:
         except anyio.get_cancelled_exc_class():
             raise
         except Exception as exc:
-            out = ToolOutput(f"Tool `{call.name}` crashed: {type(exc).__name__}: {exc}", is_error=True)
-        content = out.content
+            out = ToolOutput(f"Tool `{call.name}` crashed: {_failure(exc)}", is_error=True)
+        content, failed = out.content, out.is_error
         if out.full_output is not None or (is_large(content) and not out.details.get("no_spill")):
             # file work (a copy, a scan of up to the whole output): in a thread, never on the event
             # loop; finished even if the run is cancelled meanwhile, like the tool's own result
-            content = await anyio.to_thread.run_sync(self._spill, call.name, out)
-        result = result_for(call, content, "error" if out.is_error else "ok")
+            try:
+                content = await anyio.to_thread.run_sync(self._spill, call.name, out)
+            except Exception as exc:
+                content = f"Tool `{call.name}` finished but its output could not be saved: {_failure(exc)}"
+                failed = True
+        result = result_for(call, content, "error" if failed else "ok")
         self.ledger.finished(call, result, out.details)  # tool_end now; the history in call order
 
     def _spill(self, name: str, out: ToolOutput) -> str:

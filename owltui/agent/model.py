@@ -142,6 +142,8 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
         return {}, f"arguments are not valid JSON ({exc.msg} at char {exc.pos})"
+    except RecursionError:
+        return {}, "arguments are nested too deeply to parse"
     if not isinstance(value, dict):
         return {}, f"arguments must be a JSON object, got {type(value).__name__}"
     return value, None

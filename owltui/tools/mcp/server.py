@@ -11,6 +11,7 @@ connected. ``McpServer.call`` is one ``tools/call`` (with progress, a per-tool t
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -21,7 +22,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel
 
-from owltui.agent.tool import ToolContext, ToolOutput
+from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 from owltui.policy.permissions.mcp_names import tool_name
 from owltui.tools.mcp.config import DEFAULT_STARTUP_TIMEOUT, ServerSpec
 from owltui.tools.mcp.launch import Launch
@@ -54,7 +55,13 @@ class McpTool:
         self.read_only = read_only
 
     async def run(self, args: Any, ctx: ToolContext) -> ToolOutput:
-        return await self.server.call(self.remote, arguments_of(args), ctx)
+        arguments = arguments_of(args)
+        try:  # what the server's channel would fail on while writing, taking the connection down
+            json.dumps(arguments, allow_nan=False, ensure_ascii=False).encode("utf-8")
+        except (ValueError, RecursionError) as exc:  # UnicodeEncodeError is a ValueError
+            why = "a lone surrogate (not UTF-8)" if isinstance(exc, UnicodeEncodeError) else str(exc)
+            raise ToolError(f"These arguments cannot be sent to the MCP server: {why}.") from None
+        return await self.server.call(self.remote, arguments, ctx)
 
 
 class McpServer:
