@@ -3,11 +3,11 @@
 Before a call runs, in this order: the call cap (a limit's ``refuse``), delegation expansion,
 argument validation, the feature's refusal checks, then permission. A refusal or a bad call is
 that call's result and the batch goes on; so is anything those steps or the tool raise (a path
-the permission review cannot resolve, a bug in a check), told in one short line. Consecutive read-only calls run together, any other call
-alone; the pause gate is asked before each start. A result over the size limit is saved whole to
-a file and the model gets a preview with the exact call that reads the rest, then the tool's status
-(``ToolOutput.details["status"]``); a page of saved text (``details["no_spill"]``) is never saved
-again. With
+the permission review cannot resolve, a bug in a check), told in one short line. Consecutive
+read-only calls run together, any other call alone; the pause gate is asked before each start. A
+result over the size limit is saved whole to a file and the model gets a preview with the exact
+call that reads the rest, then the tool's status (``ToolOutput.details["status"]``); a page of
+saved text (``details["no_spill"]``) is never saved again. With
 ``steering = "immediate"``, a steering message skips the calls not yet started; so does one sent
 as immediate (``Agent.steer(text, immediate=True)``) whatever the config says.
 """
