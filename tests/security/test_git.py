@@ -301,15 +301,13 @@ async def test_what_a_background_process_plants_later_is_neutralised(tmp_path: P
         "git init -q sub && echo x > sub/f && git -C sub add f && git -C sub commit -qm s && "
         f"git -C sub config core.fsmonitor {_pay(marker)}"
     )
-    first = await bash(ws, f"(sleep 1; {plant}) >/dev/null 2>&1 &", policy)
+    done = tmp_path / "PLANTED"  # written last by the background process, outside the workspace
+    first = await bash(ws, f"(sleep 1; {plant}; touch {done}) >/dev/null 2>&1 &", policy)
     assert "renamed" not in first.content
-    for _ in range(100):  # until it has planted the repository and ended
-        await anyio.sleep(0.05)
-        if (ws / "sub" / ".git" / "config").exists() and "fsmonitor" in (
-            ws / "sub" / ".git" / "config"
-        ).read_text():
+    for _ in range(200):  # until it has planted the repository (polling a file it writes last)
+        if done.exists():
             break
-    await anyio.sleep(0.3)
+        await anyio.sleep(0.05)
     second = await bash(ws, "true", policy)  # the next command: judged, not taken for the user's work
     assert "renamed" in second.content, second.content
     git(ws / "sub", "status")
