@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -129,6 +130,7 @@ class SandboxPolicy:
         self._live: list[Callable[[], bool]] = []  # processes commands started: still running?
         self._suspect = False  # one of them ran since the last look
         self._planted: list[str] = []  # renamed before a command, told after it
+        self._git_lock = threading.Lock()  # the file tools look from a worker thread
 
     # ---- what the permission policy and the UI read -------------------------------------------
     @property
@@ -316,17 +318,19 @@ class SandboxPolicy:
         unless a process a command started ran meanwhile (then it is judged like a command's)."""
         if self.mode != "workspace-write":
             return
-        alive = self._anything_alive()
-        self._planted += self._git.look(judge=alive or self._suspect)
-        self._suspect = alive
+        with self._git_lock:
+            alive = self._anything_alive()
+            self._planted += self._git.look(judge=alive or self._suspect)
+            self._suspect = alive
 
     def audit_git(self) -> list[str]:
         """After a command or a file tool's write: rename the git repositories and git configuration
         that appeared in the workspace (git run by the user would read them); one sentence each."""
         if self.mode != "workspace-write":
             return []
-        notes, self._planted = [*self._planted, *self._git.look(judge=True)], []
-        self._suspect = self._anything_alive()
+        with self._git_lock:
+            notes, self._planted = [*self._planted, *self._git.look(judge=True)], []
+            self._suspect = self._anything_alive()
         return notes
 
     # ---- explaining failures ------------------------------------------------------------------

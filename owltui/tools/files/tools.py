@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 from pydantic import Field
 
 from owltui.agent.paging import NOTICE_BYTES, Page, Stopped
@@ -126,7 +127,8 @@ class ReadTool:
 
 # --- write -----------------------------------------------------------------------------------------
 def _git_watch(ctx: ToolContext) -> SandboxPolicy | None:
-    """The session's sandbox, refreshed, when it audits git metadata (see ``audit_git``)."""
+    """The session's sandbox, refreshed, when it audits git metadata (see ``audit_git``); a walk of
+    the workspace's changed directories, so the tools call it in a worker thread."""
     sandbox = ctx.services.sandbox
     if not isinstance(sandbox, SandboxPolicy) or sandbox.mode != "workspace-write":
         return None
@@ -191,7 +193,7 @@ class WriteTool:
         if path.is_dir():
             raise ToolError(f"{shown} is a directory.")
 
-        git = _git_watch(ctx)
+        git = await anyio.to_thread.run_sync(_git_watch, ctx)
 
         def work(stop: threading.Event) -> tuple[bool, int, Encoding]:
             enc, newline = _existing_style(path, shown)
@@ -206,12 +208,13 @@ class WriteTool:
                 raise ToolError(f"Cannot write {shown}: {exc.strerror}") from exc
 
         existed, size, enc = await in_thread(work, ctx)
+        planted = await anyio.to_thread.run_sync(_planted, git)
         content = args.content
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         verb = "Overwrote" if existed else "Created"
         kept = f", kept as {enc.label}" if existed and not enc.plain else ""
         return ToolOutput(
-            f"{verb} {shown} ({size} bytes, {lines} lines{kept}).{_planted(git)}",
+            f"{verb} {shown} ({size} bytes, {lines} lines{kept}).{planted}",
             details={"path": shown, "created": not existed},
         )
 
@@ -326,7 +329,7 @@ class EditTool:
         name = display_path(ctx.workspace, path)
         if not args.old_text:
             raise ToolError("old_text is empty; use write to create or replace a whole file.")
-        git = _git_watch(ctx)
+        git = await anyio.to_thread.run_sync(_git_watch, ctx)
 
         def work(stop: threading.Event) -> tuple[int, str]:
             if os.path.isdir(path):
@@ -381,7 +384,8 @@ class EditTool:
             return len(spans), diff
 
         replaced, diff = await in_thread(work, ctx)
+        planted = await anyio.to_thread.run_sync(_planted, git)
         return ToolOutput(
-            f"Replaced {replaced} occurrence{'s' if replaced != 1 else ''} in {name}.\n{diff}{_planted(git)}",
+            f"Replaced {replaced} occurrence{'s' if replaced != 1 else ''} in {name}.\n{diff}{planted}",
             details={"path": name, "replacements": replaced},
         )
