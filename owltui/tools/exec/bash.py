@@ -97,13 +97,24 @@ def _audit_git(proc: Proc) -> list[str]:
     return proc.sandbox.audit_git() if isinstance(proc.sandbox, SandboxPolicy) else []
 
 
+async def _audited(proc: Proc) -> list[str]:
+    """``_audit_git`` in a worker thread (a walk of the workspace's changed directories), shielded so
+    a cancelled call still renames what it planted."""
+    with anyio.CancelScope(shield=True):
+        notes = await anyio.to_thread.run_sync(_audit_git, proc)
+    return notes
+
+
 def _audit_job(proc: Proc) -> None:
     for note in _audit_git(proc):
         log.warning("%s", note)
 
 
-def _finished(proc: Proc, jobs: BackgroundJobs | None, killed_after: float | None = None) -> ToolOutput:
-    """The result of a command that ended (or was killed at its cap: ``killed_after`` seconds)."""
+def _finished(
+    proc: Proc, jobs: BackgroundJobs | None, planted: list[str], killed_after: float | None = None
+) -> ToolOutput:
+    """The result of a command that ended (or was killed at its cap: ``killed_after`` seconds);
+    ``planted``: what the git metadata look after it renamed (``_audit_git``, in a worker thread)."""
     output = proc.sink.preview()
     code = proc.exit_code
     details: dict[str, object] = {"exit_code": code, "lines": proc.sink.lines, "chars": proc.sink.chars}
@@ -120,7 +131,6 @@ def _finished(proc: Proc, jobs: BackgroundJobs | None, killed_after: float | Non
         status.append(note)
         details["sandbox_blocked"] = True
         details["sandbox_note"] = note
-    planted = _audit_git(proc)
     if planted:
         status += planted
         details["git_quarantined"] = planted
@@ -230,11 +240,11 @@ class BashTool:
                     tg.cancel_scope.cancel()
             if proc.done:
                 await _let_escapees_exec(proc)
-                return _finished(proc, jobs)
+                return _finished(proc, jobs, await _audited(proc))
             if ctx.cancel.cancelled:
                 await proc.terminate()
                 proc.discard_output()
-                planted = "".join(f"\n{n}" for n in _audit_git(proc))
+                planted = "".join(f"\n{n}" for n in await _audited(proc))
                 return ToolOutput(
                     f"Cancelled ({ctx.cancel.reason}); the command's processes were killed.\n"
                     + proc.sink.tail(40, 8000)
@@ -244,7 +254,7 @@ class BashTool:
                 )
             if jobs is None:
                 await proc.terminate()
-                return _finished(proc, jobs, killed_after=cap)
+                return _finished(proc, jobs, await _audited(proc), killed_after=cap)
             job: Job = jobs.adopt(proc)
             handed_off = True
             if not proc.add_exit_listener(_audit_job):  # a background job is audited when it ends
