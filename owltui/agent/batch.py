@@ -260,7 +260,7 @@ class Batch:
         store = self.cfg.results
         assert store is not None  # all_tools() creates it for any run that carries a tool
         rid, path = store.save(out.content, out.full_output)
-        preview = store.preview(rid, path, name)
+        preview = store.preview(rid, path, name, lines=out.full_output_lines)
         status = out.details.get("status")
         if status and isinstance(status, str):
             preview += f"\n[status: {status.strip().strip('[]')}]"

@@ -108,16 +108,17 @@ class ResultStore:
             dest.write_text(content or "", encoding="utf-8", errors="replace")
         return rid, dest
 
-    def preview(self, result_id: str, path: Path, name: str) -> str:
+    def preview(self, result_id: str, path: Path, name: str, lines: int | None = None) -> str:
         """Head and tail of a saved result, with the exact call that reads the rest. Its cost does
         not grow with the number of lines: the head is read from the start and the tail from the
         end (at most a few hundred lines each), the lines between are only counted, in bytes. A
         line of any length is never held whole (a first line over the head's budget shows its first
-        part, and the call goes on from the next character)."""
+        part, and the call goes on from the next character). ``lines``: the file's line count when
+        whoever wrote it kept it (then not even counted)."""
         with path.open("rb") as raw:
             size = os.fstat(raw.fileno()).st_size
             head, cut, closing, ended = _read_head(raw)
-            total = len(head) if ended else _count_lines(raw, size)
+            total = len(head) if ended else lines if lines is not None else _count_lines(raw, size)
             tail = [] if ended else _read_tail(raw, size, total, head, cut, closing)
         parts = ["\n".join(head)]
         shown = len(head)

@@ -29,7 +29,9 @@ Progress = Callable[[str], None]
 class ToolOutput:
     """What a tool returns. ``full_output`` names a file holding the whole output when the tool
     spilled it to disk itself (so a 100 MB command never sits in memory); ``content`` is then a
-    preview and the loop's large-result rule takes the file over.
+    preview and the loop's large-result rule takes the file over. ``full_output_lines`` is that
+    file's line count when the tool kept it as it wrote (its newlines, plus an unfinished last
+    line): the preview then never reads the whole file back to count.
 
     ``details`` keys the loop reads (the rest is for front ends, on ``tool_end``):
 
@@ -42,6 +44,7 @@ class ToolOutput:
     content: str
     is_error: bool = False
     full_output: Path | None = None
+    full_output_lines: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from owltui.agent import results
 from owltui.agent.results import ResultStore
 from owltui.tools.exec.bash import BashParams, BashTool
 from owltui.tools.exec.proc import PROGRESS_GAP
@@ -47,3 +48,31 @@ async def test_a_streaming_command_wakes_its_follower_at_a_bounded_rate(make_ctx
     assert len(wakes) <= took / PROGRESS_GAP + 3, (len(wakes), took)  # one per 64 KiB read would be 450
     if out.full_output is not None:
         out.full_output.unlink()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "seq 1 300000",  # ends with a newline
+        "seq 1 300000; printf 'no newline'",  # an unfinished last line
+        "seq 1 300000; exit 3",  # the exit code noted at the end of the file
+        "seq 1 300000; printf 'abc'; exit 4",  # a note after an unfinished line
+        "yes 'a much longer line of output' | head -c 12000000",
+    ],
+)
+async def test_the_sink_counts_the_saved_files_lines_so_the_preview_never_reads_it_whole(
+    command: str, make_ctx: MakeCtx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = await BashTool().run(BashParams(command=command), make_ctx())
+    assert out.full_output is not None and out.full_output_lines is not None
+    data = out.full_output.read_bytes()
+    assert out.full_output_lines == data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    store = ResultStore(tmp_path / "results")
+    rid, path = store.save(out.content, out.full_output)
+    expected = reference_preview(rid, path, "bash")
+
+    def no_counting(*_: object) -> int:
+        raise AssertionError("the preview read the whole file to count its lines")
+
+    monkeypatch.setattr(results, "_count_lines", no_counting)
+    assert store.preview(rid, path, "bash", lines=out.full_output_lines) == expected

@@ -152,14 +152,21 @@ def _finished(
         proc.sink.note_in_file("\n".join(status))
     if code == 0 and not status:
         return ToolOutput(
-            output if output.strip() else "(no output)", full_output=proc.sink.path, details=details
+            output if output.strip() else "(no output)",
+            full_output=proc.sink.path,
+            full_output_lines=proc.sink.file_lines,
+            details=details,
         )
     body = output.rstrip() if output.strip() else "(no output)"
     body += ("\n\n" if output.strip() else "\n") + "\n".join(status)
     if killed_after is not None:
         body = f"The command did not finish within {killed_after:g} s and was killed.\n{body}"
     return ToolOutput(
-        body, is_error=code != 0 or killed_after is not None, full_output=proc.sink.path, details=details
+        body,
+        is_error=code != 0 or killed_after is not None,
+        full_output=proc.sink.path,
+        full_output_lines=proc.sink.file_lines,
+        details=details,
     )
 
 
