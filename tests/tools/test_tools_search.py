@@ -246,3 +246,35 @@ async def test_grep_counts_matches_not_shown_under_a_path_glob(ws: Path, make_ct
         "[200 more matching lines not shown (300 in all); narrow the pattern, path or glob.]"
     )
     assert {line.split("/")[1] for line in out.content.split("\n\n")[0].splitlines()} == {"x"}
+
+
+async def test_grep_never_walks_a_directory_on_one_thread(
+    ws: Path, make_ctx: MakeCtx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rg --sort path`` walks on one thread: a directory is counted unsorted, and only the files
+    of the first page (in the order --sort path gives) are read again, sorted; the page and the
+    total are those of a sorted search."""
+    from owltui.tools.search import grep_files
+    from owltui.tools.search.rg import run_rg
+
+    for d in ("b", "a", "a/z", "c"):
+        for i in range(3):
+            (ws / d).mkdir(parents=True, exist_ok=True)
+            (ws / d / f"f{i}.txt").write_text("".join(f"hit {n}\n" for n in range(30)))
+    (ws / "a.txt").write_text("hit top\n")  # after a/ in path order: components, not characters
+    calls: list[list[str]] = []
+
+    def recorded(args: list[str], *rest: object, **kw: object) -> object:
+        calls.append(args)
+        return run_rg(args, *rest, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search, "run_rg", recorded)
+    monkeypatch.setattr(grep_files, "run_rg", recorded)
+    out = await grep(make_ctx, pattern="^hit")
+    for args in calls:
+        after = args[args.index("--") + 1 :]
+        assert "--sort" not in args or all(a.endswith(".txt") for a in after), args  # files, no directory
+    assert any("--count" in args for args in calls)
+    names = [line.split(":")[0] for line in out.splitlines()[:100]]
+    assert names == ["a/f0.txt"] * 30 + ["a/f1.txt"] * 30 + ["a/f2.txt"] * 30 + ["a/z/f0.txt"] * 10
+    assert out.endswith("[261 more matching lines not shown (361 in all); narrow the pattern, path or glob.]")

@@ -47,6 +47,7 @@ class GrepOutput:
         self._passed: dict[bytes, bool] = {}
         self._allowed: set[bytes] | None = None  # rg's file list, when -g narrowed the search
         self._listed: threading.Event | None = None
+        self.known_total: int | None = None  # matching lines in all, when a counting pass found them
 
     def start_listing(self, type_args: list[str], arg: str, stop: threading.Event) -> None:
         """List, in a thread of its own, the files rg would search without the -g override; records
@@ -77,7 +78,7 @@ class GrepOutput:
                     path, sep, _ = line.partition(b"\0")
                     if not sep:
                         self.messages.append(line)
-                    elif self._passes(path):
+                    elif self.passes(path):
                         self.counted += 1
                 del self.buf[: end + 1]
                 del self.messages[:-64]
@@ -106,7 +107,7 @@ class GrepOutput:
         del self.buf[:pos]
         return True
 
-    def _passes(self, raw_path: bytes) -> bool:
+    def passes(self, raw_path: bytes) -> bool:
         """The glob check and the read_filter, once per path."""
         passed = self._passed.get(raw_path)
         if passed is None:
@@ -126,7 +127,7 @@ class GrepOutput:
         return passed
 
     def _record(self, raw_path: bytes, rest: bytes) -> None:
-        if not self._passes(raw_path):
+        if not self.passes(raw_path):
             return
         name = rg_name(raw_path)
         self.counted += 1
@@ -170,7 +171,9 @@ class GrepOutput:
         return visible(text) + (" …[line truncated]" if clipped else "")
 
     def total(self) -> int:
-        """Matching lines in all (rg's count when the rest was skimmed)."""
+        """Matching lines in all (the counting pass's sum, or rg's count when the rest was skimmed)."""
+        if self.known_total is not None:
+            return self.known_total
         if self.check is None and not any(self._denied.values()):  # rg's count includes denied files
             source = bytes(self.tail) if self.skimming else b"\n".join(self.messages) + b"\n"
             found = _STATS.findall(source)

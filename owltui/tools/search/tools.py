@@ -4,8 +4,8 @@ Every page these tools return fits the loop's limits (fewer than MAX_LINES lines
 bytes, notices included) and says how many results were not shown; ``find`` and ``ls`` take an
 ``offset`` to page on. Paths that are not UTF-8 are shown with ``\\xNN`` and accepted back that way.
 
-This module owns the three tools; globs live in ``search_globs`` and grep's output reader in
-``grep_output``, and their public names are importable from here too.
+This module owns the three tools; globs live in ``globs``, grep's output reader in ``grep_output``
+and its counting pass (a directory is never walked on one thread) in ``grep_files``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from owltui.text.codec import show_name
 from owltui.tools.base import Params, display_path, resolve_path, utf8_len
 from owltui.tools.search.globs import GlobPlan as GlobPlan
 from owltui.tools.search.globs import glob_regex, plan_glob, relative_to
+from owltui.tools.search.grep_files import count_matches
 from owltui.tools.search.grep_output import MAX_LINE_CHARS, MAX_MATCHES, PAGE_BYTES, GrepOutput
 from owltui.tools.search.rg import WALK_FLAGS, RgError, list_files, rg_arg, run_rg
 
@@ -75,21 +76,23 @@ class GrepTool:
         plan = plan_glob(args.glob)
         search = root / plan.subdir if plan.subdir else root
         base = rg_arg(root, ctx.workspace)
-        cmd = [
-            *WALK_FLAGS,
-            "--no-heading", "--with-filename", "--line-number", "--null", "--crlf",
-            "--max-columns", str(MAX_LINE_CHARS), "--max-columns-preview", "--stats", "--sort", "path",
+        match = ["--crlf", "--ignore-case"] if args.ignore_case else ["--crlf"]
+        show = [
+            "--no-heading", "--with-filename", "--line-number", "--null", "--max-columns",
+            str(MAX_LINE_CHARS), "--max-columns-preview", "--stats", "--sort", "path",
         ]  # fmt: skip
-        if args.ignore_case:
-            cmd.append("--ignore-case")
+        pattern = ["--regexp", args.pattern, "--"]
         # A glob checked here (a wildcard directory part) is also given to rg as -g, so rg searches only
         # the files it names; -g would bring back ignored files too, so those are dropped again by
         # membership in rg's own file list, made at the same time.
         narrow = plan.check is not None and root == ctx.workspace and args.glob is not None
-        if narrow:
-            assert args.glob is not None
-            cmd += ["--glob", args.glob.strip()]
-        cmd += [*plan.args, "--regexp", args.pattern, "--", rg_arg(search, ctx.workspace)]
+        walk = [
+            *WALK_FLAGS,
+            *match,
+            *(["--glob", args.glob.strip()] if narrow and args.glob else []),
+            *plan.args,
+        ]
+        where = rg_arg(search, ctx.workspace)
         out = GrepOutput(ctx.workspace, base, plan.check)
         out.denied = ctx.services.read_filter
 
@@ -98,8 +101,23 @@ class GrepTool:
                 return 1, ""
             if narrow:
                 out.start_listing(plan.args, base, stop)
-            result = run_rg(cmd, ctx.workspace, out.feed, stop)
-            return result.code, result.error()
+            if not os.path.isdir(search):
+                result = run_rg([*walk, *show, *pattern, where], ctx.workspace, out.feed, stop)
+                return result.code, result.error()
+            # a directory: counted on every thread, then only the files of the first page read again
+            counted = count_matches([*walk, *pattern, where], ctx.workspace, out.passes, stop)
+            out.known_total = counted.total
+            first = counted.first_files(MAX_MATCHES + 1)
+            if first:
+                shown = run_rg(
+                    [*WALK_FLAGS, *match, *show, *pattern, *map(os.fsdecode, first)],
+                    ctx.workspace,
+                    out.feed,
+                    stop,
+                )
+                if counted.result.code != 2:
+                    return shown.code, shown.error()
+            return counted.result.code, counted.result.error()
 
         code, error = await in_thread(work, ctx)
         if code == 2 and not out.hits:
