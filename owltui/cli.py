@@ -1,7 +1,8 @@
 """The ``owltui`` command: parse flags, pick the mode, turn every failure into one line and an exit code.
 
 Imports stay lazy: ``owltui --version`` loads neither Textual nor httpx, and each mode loads only
-what it needs. Exit codes: 0 done, 1 failed, 2 usage, 130 interrupted.
+what it needs. Exit codes: 0 done, 1 failed, 2 usage, 3 done but calls were refused (print mode and
+playbooks, ``owltui.modes.refusals``), 130 interrupted.
 """
 
 from __future__ import annotations

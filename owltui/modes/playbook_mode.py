@@ -2,7 +2,8 @@
 
 The playbook feature (prompt, ``step_complete``, before-yield nudges) is plugged into the same
 runtime print mode uses: nobody can approve (``--yes`` approves everything), progress goes to
-stderr, the final report to stdout. Exit 0 when every step is complete, 1 otherwise, 130 on ^C.
+stderr, the final report to stdout. Exit 0 when every step is complete, 1 otherwise, 3 when every
+step is complete but calls were refused (as in print mode), 130 on ^C.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from owltui.features.playbook import (
     playbook_prompt,
 )
 from owltui.modes.print_mode import print_run
+from owltui.modes.refusals import EXIT_REFUSED
 from owltui.session.runtime.options import Options
 from owltui.session.runtime.runtime import Runtime
 
@@ -75,7 +77,7 @@ async def playbook_run(
         handle_signals=handle_signals,
         prepare=prepare,
     )
-    if code == 0 and not progress.finished:
+    if code in (0, EXIT_REFUSED) and not progress.finished:
         left = ", ".join(str(i) for i in range(1, len(book.steps) + 1) if i not in progress.done)
         print(f"owltui: the playbook ended with steps not complete: {left}.", file=err)
         return 1

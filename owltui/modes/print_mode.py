@@ -3,7 +3,9 @@
 Nobody can approve here: without ``--yes`` a call that needs approval is refused and the refusal is
 the tool's result. The mode ends when the agent is idle and no background job it started is
 running (a finished job wakes the agent with an aside first). ``--output jsonl`` writes every
-event instead of the text. Exit codes: 0 done, 1 failed, 130 interrupted.
+event instead of the text. Every refused or skipped call is one line on stderr, in both outputs
+(``owltui.modes.refusals``). Exit codes: 0 done, 1 failed, 3 done but calls were refused (refusals
+not made good later: the answer may describe work that was not done), 130 interrupted.
 
 A ``@path`` in the prompt attaches that file, as in every mode (what was not attached is said on
 stderr). A prompt starting with ``!`` is sent as it is: print mode runs no shell command of its own
@@ -23,6 +25,7 @@ from owltui.agent.events import Compaction, CompactionFailed, Event, JobFinished
 from owltui.agent.model import Model
 from owltui.modes.event_text import wire_event
 from owltui.modes.output import JsonLines
+from owltui.modes.refusals import EXIT_REFUSED, RefusalLog, refusal_summary
 from owltui.session.describe import describe
 from owltui.session.input.mentions import attach_mentions
 from owltui.session.runtime.build import build_runtime
@@ -101,6 +104,8 @@ async def print_run(
     jsonl = JsonLines(out) if output == "jsonl" else None
     progress = _Progress(err, jsonl)
     runtime.emitter.subscribe(progress)
+    refusals = RefusalLog(lambda line: print(sanitize(line), file=err, flush=True))
+    runtime.emitter.subscribe(refusals)
     interrupted = False
     async with runtime, anyio.create_task_group() as tg:
         if handle_signals:
@@ -141,7 +146,11 @@ async def print_run(
         print("owltui: stopped because a tool kept failing.", file=err)
     elif end is None:
         print("owltui: the run did not start.", file=err)
-    return EXIT_CODES.get(reason, 1)
+    code = EXIT_CODES.get(reason, 1)
+    if code == 0 and refusals.standing:
+        print(refusal_summary(refusals.standing), file=err)
+        return EXIT_REFUSED
+    return code
 
 
 def run_print(options: Options, prompt: str, output: str = "text") -> int:

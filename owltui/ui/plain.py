@@ -2,9 +2,10 @@
 unwelcome. Same agent and commands: Enter sends a prompt when idle and steering while the answer
 streams (output is printed above the prompt through ``patch_stdout``); Alt+Enter (Esc then Enter)
 or ``/followup TEXT`` queues a follow-up; Ctrl+C aborts a run; Ctrl+D quits (and prints how to resume
-the session); every slash command but /theme. An approval is printed whole (``approval.plain_lines``) and
-answered only by ``/allow``, ``/always`` or ``/deny`` (optionally followed by the call id): a typed
-line such as ``y`` or ``actually, no`` is a message, never an answer.
+the session); every slash command but /theme. An approval is printed whole (``approval.plain_lines``)
+after what it is about (an edit's diff, a write's first lines: the ``call_preview`` lines the TUI's
+tool block shows; each once), and answered only by ``/allow``, ``/always`` or ``/deny`` (optionally
+followed by the call id): a typed line such as ``y`` or ``actually, no`` is a message, never an answer.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from owltui.session.commands.spec import Reply, literal
 from owltui.session.describe import Notice, describe
 from owltui.session.stats import RunStats
 from owltui.ui.approval import answer_approval, build_view, parse_answer, plain_lines
+from owltui.ui.call_preview import preview_lines
 from owltui.ui.text import StreamCleaner, clean, summarize_args
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ class PlainPrinter:
         self._line = ""
         self._cleaner = StreamCleaner()
         self._tool_lines: dict[str, str] = {}
+        self._previewed: set[str] = set()  # calls whose diff (or write start) was printed
         self._steps: dict[type[ev.Event], Callable[[Any], None]] = {
             ev.MessageDelta: self._delta,
             ev.MessageEnd: self._message_end,
@@ -138,6 +141,10 @@ class PlainPrinter:
         if p is None:
             return  # answered or withdrawn already
         self.flush()
+        if e.call_id not in self._previewed:
+            self._previewed.add(e.call_id)
+            for line in preview_lines(e.name, e.arguments):
+                self.write(f"    {line}")
         view = build_view(e.call_id, e.name, e.arguments, p.review, p.reason, workspace=self.workspace)
         for line in plain_lines(view):
             self.write(line)

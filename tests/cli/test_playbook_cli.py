@@ -65,3 +65,28 @@ def test_the_documented_example_runs_offline_on_the_demo_model(env: dict[str, st
         assert f"✓ Step {n} complete" in r.stderr
     assert "did not succeed" not in r.stderr
     assert (workspace / "first-look.txt").read_text().startswith("looked around")
+
+
+def test_playbook_with_a_refused_call(fake: FakeOpenAI, env: dict[str, str], workspace: Path) -> None:
+    """Every step complete but a call refused: exit 3 with the refusal on stderr; steps left undone
+    as well: exit 1 naming them (the refusal is still said)."""
+    (workspace / "tidy.md").write_text(BOOK)
+    fake.add(
+        Turn(calls=[("step_complete", {"step": 1, "summary": "hello.txt says hello"})]),
+        Turn(calls=[("write", {"path": "note.txt", "content": "done\n"})]),
+        Turn(calls=[("step_complete", {"step": 2, "summary": "note written"})]),
+        Turn(text="Both steps are done."),
+    )
+    r = run_cli(["run", "tidy.md", *openai_args(fake.url)], env, workspace)
+    assert r.returncode == 3, r.stderr
+    assert not (workspace / "note.txt").exists()
+    assert "owltui: refused write (note.txt): " in r.stderr
+    assert r.stderr.splitlines()[-1].startswith("owltui: 1 call was refused")
+    fake.add(
+        Turn(calls=[("write", {"path": "note.txt", "content": "done\n"})]),
+        *[Turn(text="I am done.") for _ in range(4)],
+    )
+    r = run_cli(["run", "tidy.md", *openai_args(fake.url)], env, workspace)
+    assert r.returncode == 1, r.stderr
+    assert "owltui: refused write (note.txt): " in r.stderr
+    assert "steps not complete: 1, 2" in r.stderr.splitlines()[-1]

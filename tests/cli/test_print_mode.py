@@ -76,7 +76,7 @@ def test_refusal_without_yes_is_the_tool_result(
 ) -> None:
     fake.add(Turn(calls=[("bash", {"command": "touch made.txt"})]), Turn(text="I could not run it."))
     r = run_cli(["-p", "make a file", *openai_args(fake.url)], env, workspace)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 3, r.stderr  # done, but a call was refused (tests/cli/test_print_refusals.py)
     assert not (workspace / "made.txt").exists()
     tool_msg = fake.requests[1]["messages"][-1]
     assert tool_msg["role"] == "tool" and "Refused" in tool_msg["content"] and "--yes" in tool_msg["content"]
