@@ -24,9 +24,22 @@ def _blocks(lang: str) -> list[str]:
 
 def test_first_lines_give_the_two_commands() -> None:
     head = README.split("```bash\n", 1)[1].split("```", 1)[0]
-    assert "owltui" in head.splitlines()[0] and "python -m pytest" in head.splitlines()[1]
+    run, test = head.splitlines()
+    assert "owltui" in run and "python -m pytest" in test
     ci = (ROOT / ".ci" / "run").read_text()
     assert "pip install -q -e '.[test]'" in ci and "python -m pytest" in ci
+    assert "bash .ci/newcomer" in ci  # the two lines run as written, in a clean directory
+
+
+def test_first_lines_work_with_an_externally_managed_python() -> None:
+    """Each line makes its own virtual environment: Debian's and Ubuntu's system Python refuses a
+    bare ``pip install`` (PEP 668), and the test line works without the run line before it."""
+    head = README.split("```bash\n", 1)[1].split("```", 1)[0]
+    for line in head.splitlines():
+        command = line.split("#", 1)[0].strip()
+        steps = [step.strip() for step in command.split("&&")]
+        assert steps[0] == "python3 -m venv .venv", line
+        assert all(step.split()[0].startswith(".venv/bin/") for step in steps[1:]), line
 
 
 def test_config_example_loads(tmp_path: Path) -> None:

@@ -25,9 +25,24 @@ from owltui.agent.model import (
     ToolCallStart,
 )
 
+EXAMPLES = (
+    "list the files",
+    "read README.md",
+    "run pytest",
+    "search for TODO",
+    "create notes.txt saying hello",
+)
+"""Requests the demo model understands (its welcome and its help offer them)."""
+
+
+def try_saying() -> str:
+    """The examples as a sentence: "list the files", …, or "create notes.txt saying hello"."""
+    quoted = [f'"{example}"' for example in EXAMPLES]
+    return ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
 HELP = (
-    'I\'m the offline demo model, so I can only follow simple requests. Try: "list the files", '
-    '"read README.md", "run pytest", "search for TODO" or "create notes.txt saying hello". '
+    f"I'm the offline demo model, so I can only follow simple requests. Try: {try_saying()}. "
     "For real work, set ANTHROPIC_API_KEY or OPENAI_API_KEY, or start a local Ollama server."
 )
 

@@ -37,8 +37,20 @@ def format_duration(seconds: float) -> str:
 
 
 def model_display(label: str) -> str:
-    """The model as the status bar and ``/model`` name it (the offline demo says so)."""
-    return label if not label.startswith("demo") else f"{label} (demo)"
+    """The model as the status bar and ``/model`` name it (the offline demo says so, once)."""
+    if not label.startswith("demo") or "offline" in label:
+        return label
+    return f"{label} (offline)"
+
+
+def first_steps(label: str) -> str:
+    """What to type first, for the welcome: the offline demo model names requests it understands
+    (other models understand anything, and say nothing here)."""
+    if not label.startswith("demo"):
+        return ""
+    from owltui.providers.demo import try_saying
+
+    return f"Try: {try_saying()}. For real work, set ANTHROPIC_API_KEY or OPENAI_API_KEY (see README)."
 
 
 def _plural(n: int, word: str) -> str:

@@ -85,7 +85,8 @@ def test_describe_words_every_notice() -> None:
         "requirement satisfied: `ls` was called", "success"
     )
     assert requirement_outcome("set", "ls") is None
-    assert model_display("demo") == "demo (demo)" and model_display("openai:x") == "openai:x"
+    assert model_display("demo") == "demo (offline)" and model_display("openai:x") == "openai:x"
+    assert model_display("demo (offline)") == "demo (offline)"  # said once
     assert format_duration(75) == "1m 15s"
 
 

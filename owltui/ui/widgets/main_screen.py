@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 from owltui.session.commands.host import Host, PromptHistory
 from owltui.session.commands.layer import Commands
@@ -19,6 +20,35 @@ from owltui.ui.widgets.pause_banner import PauseBanner, freezer_words
 from owltui.ui.widgets.prompt_input import CompletionList, MentionSource, PromptInput
 from owltui.ui.widgets.queue_panel import QueuePanel
 from owltui.ui.widgets.status_bar import StatusBar
+
+
+class FittingFooter(Footer):
+    """The footer, shortened by whole items: the keys that do not fit beside the palette key are left
+    out from the last one back (the bindings' order is their priority), never cut mid-word."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._widths: dict[int, int] = {}  # each key's width while shown
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    async def recompose(self) -> None:
+        self._widths.clear()
+        await super().recompose()
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        keys = [c for c in self.children if isinstance(c, FooterKey)]
+        palette = [k for k in keys if k.has_class("-command-palette")]
+        room = self.size.width - sum(k.outer_size.width for k in palette)
+        for key in keys:
+            if key.display and key.outer_size.width:
+                self._widths[id(key)] = key.outer_size.width
+        used = 0
+        for key in (k for k in keys if not k.has_class("-command-palette")):
+            used += self._widths.get(id(key), 0)
+            key.display = used <= room
 
 
 class ScreenOwner(Protocol):
@@ -81,7 +111,7 @@ class MainScreen(Screen[None]):
         yield self.completions
         yield self.input
         yield self.status
-        yield Footer()
+        yield FittingFooter()
 
     async def on_mount(self) -> None:
         await self._owl.setup()

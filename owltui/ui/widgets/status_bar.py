@@ -1,5 +1,6 @@
 """The status line: model, a spinner and the time the run has taken while it works, context used (% of
-the model's window), tokens, cache hits, cost, round, pause, requirement, queue, jobs."""
+the model's window), tokens, cache hits, cost (once there is one: a model without a price shows
+none), the round while a run goes, pause, requirement, queue, jobs."""
 
 from __future__ import annotations
 
@@ -97,8 +98,10 @@ class StatusBar(Static):
             t.append(f"  ctx {s.context}%", style="bold" if s.context >= 80 else "")
         t.append(f"  ↑{_k(s.tokens_in)} ↓{_k(s.tokens_out)}")
         t.append(f"  cache {_k(s.cache_read)}")
-        t.append(f"  ${s.cost:.4f}" if s.cost < 1 else f"  ${s.cost:.2f}")
-        t.append(f"  round {s.round}/{s.max_rounds}")
+        if s.cost > 0:  # a model without a price reports none: nothing to show
+            t.append(f"  ${s.cost:.4f}" if s.cost < 1 else f"  ${s.cost:.2f}")
+        if s.running:  # the round of the run going; an idle agent has none
+            t.append(f"  round {s.round}/{s.max_rounds}")
         if s.paused:
             t.append("  ⏸ PAUSED", style="bold reverse")
         if s.requirement:
