@@ -18,7 +18,7 @@ import pytest
 
 from owltui.agent.messages import UserMessage
 from owltui.agent.model import MessageAssembler, ModelRequest, StreamError
-from owltui.providers.http.client import make_client, proxy_configured
+from owltui.providers.http.client import make_client, proxy_configured, routes_lean
 from owltui.providers.http.transport import LeanTransport, request_head
 from owltui.providers.openai_compat.model import OpenAICompatModel
 from tests.providers.helpers import collect, fast_retry, run
@@ -284,18 +284,19 @@ def test_request_head_refuses_line_breaks() -> None:
         request_head(bad)
 
 
-def test_proxies_go_through_httpx_own_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_proxies_are_decided_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         monkeypatch.delenv(name, raising=False)
     assert not proxy_configured()
     lean = make_client(httpx.Timeout(5), verify=False)
-    assert isinstance(lean._transport, LeanTransport)
+    assert isinstance(lean._transport, LeanTransport) and not lean._mounts
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
     monkeypatch.setenv("NO_PROXY", "localhost")
     assert proxy_configured()
     client = make_client(httpx.Timeout(5), verify=False)
-    assert not isinstance(client._transport, LeanTransport)
-    assert any(t is not None for t in client._mounts.values())  # httpx applies the proxy (and NO_PROXY)
+    assert routes_lean(client, httpx.URL("https://localhost:8443/v1"))  # exempt: the lean transport
+    assert routes_lean(client, httpx.URL("http://example.com/v1"))  # no proxy for http
+    assert not routes_lean(client, httpx.URL("https://example.com/v1"))  # httpx's, through the proxy
     run(lean.aclose())
     run(client.aclose())
 

@@ -72,12 +72,12 @@ class Connection(asyncio.Protocol):
         self._wake()
 
     def eof_received(self) -> bool:
-        self._ended()
+        self._ended(clean=True)
         return False  # close our side too
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = exc
-        self._ended()
+        self._ended(clean=exc is None)
         self.writing_paused = False
         if self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
@@ -119,10 +119,12 @@ class Connection(asyncio.Protocol):
         self.keep_alive = self.parser.should_keep_alive()
 
     # -- for the transport -------------------------------------------------------------------
-    def _ended(self) -> None:
+    def _ended(self, *, clean: bool) -> None:
+        """The connection ended: cleanly (the server closed it), or broken (a reset, a TLS error)."""
+        first = not self.eof
         self.eof = True
-        if self.head_done and not self.complete and self._until_close():
-            self.complete = True  # a body that ends when the connection does
+        if first and clean and self.head_done and not self.complete and self._until_close():
+            self.complete = True  # a body that ends when the connection does, and it did
         self._wake()
 
     def _until_close(self) -> bool:
@@ -143,8 +145,15 @@ class Connection(asyncio.Protocol):
         return not self.eof and self.error is None and transport is not None and not transport.is_closing()
 
     def close(self) -> None:
+        """Close after what was written is sent (a TLS connection says goodbye first)."""
         if self.transport is not None:
             self.transport.close()
+
+    def abort(self) -> None:
+        """Close the socket now: a cancelled or failed response, or a connection that is of no more
+        use. A TLS goodbye would keep the socket up to 30 s on a path that went dead."""
+        if self.transport is not None:
+            self.transport.abort()
 
     def start(self) -> None:
         self._begin()

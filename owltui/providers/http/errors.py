@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import ssl
 from collections.abc import Mapping
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
@@ -16,6 +17,38 @@ class ProviderError(Exception):
 
 class ProviderConfigError(ProviderError):
     """The provider cannot be set up (unknown provider, missing API key, bad base URL)."""
+
+
+class NetworkSetupError(ProviderError):
+    """A network failure another attempt cannot heal (an unusable proxy variable, a proxy refusing
+    our credentials, a CA file that cannot be loaded); the message names what to set."""
+
+
+# OpenSSL's verify codes for a certificate issued to another name or address
+_NAME_MISMATCH = frozenset({62, 64})
+
+
+def certificate_problem(exc: BaseException) -> str | None:
+    """What to tell the user when ``exc`` (or what caused it) is a failed certificate check: such a
+    failure cannot heal by retrying. None for any other failure."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            why = cause.verify_message or cause.reason or str(cause)
+            if cause.verify_code in _NAME_MISMATCH:
+                return (
+                    f"the server's certificate is for another host (certificate verify failed: {why}); "
+                    "check the host name of the base URL"
+                )
+            return (
+                f"the server's certificate is not trusted (certificate verify failed: {why}); OwlTUI "
+                "trusts certifi's CA bundle, not the system store: for a private CA set SSL_CERT_FILE "
+                "to its PEM file (or SSL_CERT_DIR to a folder of hashed certificates)"
+            )
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def bad_event_message(provider: str, event: str, data: str, why: str) -> str:
@@ -59,6 +92,8 @@ def server_message(body: bytes, limit: int = 400) -> str:
     msg = _json_error(_loads(text), limit)
     if msg is not None:
         return msg
+    if text.lstrip("\ufeff").lstrip().startswith("<"):  # a proxy's or gateway's HTML error page
+        return _html_line(text)[:limit]
     text = " ".join(text.split())
     return text[:limit] if text else "no error message from the server"
 
@@ -123,6 +158,11 @@ def http_error_message(provider: str, status: int, body: bytes, api_key_env: str
     if status in (401, 403):
         hint = f"check {api_key_env}" if api_key_env else "check the API key"
         return f"{provider}: authentication failed (HTTP {status}): {hint}"
+    if status == 407:
+        return (
+            f"{provider}: the proxy asks for credentials (HTTP 407): put them in the proxy variable "
+            "(HTTP_PROXY, HTTPS_PROXY or ALL_PROXY) as http://user:password@host:port"
+        )
     return f"{provider}: {server_message(body)} (HTTP {status})"
 
 

@@ -1,7 +1,8 @@
 """The HTTP streaming model both providers share: one POST, SSE decoding, retries, idle timeout.
 
 Subclasses build the request body and a stream parser; this class owns the httpx client, the retry
-loop (only before any content arrived), the idle timeout (httpx's read timeout: a stream that sends
+loop (only before any content arrived, and never for what cannot heal: a certificate not trusted,
+a proxy setting to fix), the idle timeout (httpx's read timeout: a stream that sends
 nothing for ``idle_timeout`` seconds is an error), cost, and turning every failure into one
 ``StreamError`` line instead of an exception. Cancelling the consumer closes the HTTP stream at once.
 """
@@ -17,8 +18,10 @@ import httpx
 
 from owltui.agent.model import ModelRequest, RetryNotice, StreamDone, StreamError, StreamEvent
 from owltui.providers.catalog import ModelInfo, lookup
-from owltui.providers.http.client import make_client
+from owltui.providers.http.client import make_client, routes_lean
 from owltui.providers.http.errors import (
+    ProviderError,
+    certificate_problem,
     http_error_message,
     is_error_body,
     is_retryable_status,
@@ -26,7 +29,6 @@ from owltui.providers.http.errors import (
 )
 from owltui.providers.http.retry import RetryPolicy
 from owltui.providers.http.sse import SSEDecoder
-from owltui.providers.http.transport import LeanTransport
 from owltui.text.wirejson import encode
 
 PEEK_LIMIT = 4096  # bytes read to decide whether a 200 body is an event stream
@@ -136,7 +138,7 @@ class HTTPModel:
             # plain http (a local server): skip loading the CA bundle, ~45 ms of start-up
             self._own_client = make_client(self.timeout, verify=not self.base_url.startswith("http://"))
             self._client_loop = loop
-            self._lingers = isinstance(getattr(self._own_client, "_transport", None), LeanTransport)
+            self._lingers = routes_lean(self._own_client, self._parsed(self.url()))
         return self._own_client
 
     async def aclose(self) -> None:
@@ -241,7 +243,14 @@ class HTTPModel:
                 if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
                     yield StreamError(message=f"{p}: cannot reach {url} ({reason})")
                     return
+                certificate = certificate_problem(exc)
+                if certificate is not None:  # another attempt meets the same certificate
+                    yield StreamError(message=f"{p}: cannot reach {url}: {certificate}")
+                    return
                 failure = f"{p}: cannot reach {url} ({reason})"
+            except ProviderError as exc:  # a proxy or CA setting to fix: its message says which
+                yield StreamError(message=f"{p}: cannot reach {url}: {exc}")
+                return
             except httpx.HTTPError as exc:  # InvalidURL and friends: not worth a retry
                 yield StreamError(message=f"{p}: request failed ({_describe(exc)})")
                 return

@@ -9,7 +9,10 @@ a fast server (``bench/http_transports.py`` has the side-by-side figures). What 
 - one connection per request in flight, idle ones kept per origin (scheme, host, port) and reused
   while the server keeps them open (``should_keep_alive``); a response its reader left before the
   end (the model's last event came, the closing chunk not yet) ends in the background (at most
-  ``LINGER_S``) and its connection is kept; on cancellation (abort) the connection closes at once;
+  ``LINGER_S``) and its connection is kept; on cancellation or failure the socket is aborted at
+  once (no TLS goodbye, which waits for a peer that may never answer);
+- a body without length or chunking ends when the server closes the connection; a reset or TLS
+  failure before that is a broken response, not its end;
 - a reused connection that the server had closed meanwhile is replaced once, transparently;
 - TLS with the context httpx would build (certifi, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``), made on
   the first https connection, not at start-up;
@@ -20,13 +23,15 @@ a fast server (``bench/http_transports.py`` has the side-by-side figures). What 
 
 Responses are parsed by llhttp only; the request head is written from httpx's already-validated
 request (method, target and headers are checked for characters that could split the message).
-Proxies stay httpx's business: a model that may go through a proxy (any proxy variable set) uses
-httpx's default transport (``make_client``), as do methods other than GET and POST.
+Proxies stay httpx's business: requests a proxy variable covers go through httpx's own transport,
+mounted per request by ``make_client`` (``NO_PROXY`` hosts stay here), as do methods other than GET
+and POST.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any
@@ -34,7 +39,9 @@ from typing import Any
 import httpx
 
 from owltui.providers.http.connection import Connection
+from owltui.providers.http.errors import NetworkSetupError
 
+CA_VARS = ("SSL_CERT_FILE", "SSL_CERT_DIR")  # what httpx's TLS context reads, in this order
 MAX_IDLE = 4  # idle connections kept per origin
 LINGER_S = 2.0  # how long a response left before its end may take to end in the background
 LINGER_BYTES = 1 << 16  # and how much more of it is read (and dropped) meanwhile
@@ -79,7 +86,12 @@ class LeanTransport(httpx.AsyncBaseTransport):
 
     def _ssl_context(self) -> ssl.SSLContext:
         if self._ssl is None:
-            self._ssl = httpx.create_ssl_context(verify=self._verify, trust_env=self._trust_env)
+            try:
+                self._ssl = httpx.create_ssl_context(verify=self._verify, trust_env=self._trust_env)
+            except (OSError, ssl.SSLError) as exc:  # SSL_CERT_FILE or SSL_CERT_DIR is not loadable
+                named = [f"{var}={os.environ[var]}" for var in CA_VARS if os.environ.get(var)]
+                where = " or ".join(named) or "certifi's CA bundle"
+                raise NetworkSetupError(f"cannot load the CA certificates of {where} ({exc})") from exc
         return self._ssl
 
     async def _connect(self, key: tuple[str, str, int], limit: float | None) -> Connection:
@@ -105,7 +117,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
             if conn.usable():
                 conn.reused = True
                 return conn
-            conn.close()
+            conn.abort()
         return None
 
     def release(self, conn: Connection) -> None:
@@ -153,7 +165,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
                 await conn.wait(read_timeout)
         except BaseException:
             conn.parser = None
-            conn.close()
+            conn.abort()
             raise
         return httpx.Response(
             conn.status,
@@ -183,7 +195,7 @@ class LeanTransport(httpx.AsyncBaseTransport):
                 read += len(conn.take())
         except (Exception, asyncio.CancelledError):
             conn.parser = None
-            conn.close()
+            conn.abort()
             return
         conn.take()
         self.release(conn)
@@ -227,7 +239,7 @@ class _Body(httpx.AsyncByteStream):
             if self.conn is not None:
                 self.conn = None
                 conn.parser = None
-                conn.close()
+                conn.abort()
             raise
 
     async def aclose(self) -> None:
@@ -253,4 +265,4 @@ class _Body(httpx.AsyncByteStream):
             self.owner.linger(conn)  # not cancelled: the rest may still come, in the background
             return
         conn.parser = None
-        conn.close()  # cancelled (abort): the connection goes at once
+        conn.abort()  # cancelled or broken: the socket goes at once
