@@ -49,6 +49,8 @@ class Config(BaseModel):
     context_window: int | None = Field(None, ge=1000)
     compaction_confirm: bool = False
     theme: str = "owl-dark"
+    # the first lines of a finished bash call's output, drawn under its folded block (0: folded away)
+    bash_output_lines: int = Field(5, ge=0, le=1000)
     keys: dict[str, str] = Field(default_factory=dict)
     # the kernel sandbox of every command a tool starts (owltui.policy.sandbox.kernel)
     sandbox: SandboxMode = "workspace-write"

@@ -106,13 +106,13 @@ def _tokens(n: int | None) -> str:
     return "?" if n is None else (f"{n / 1000:.1f}k" if n >= 1000 else str(n))
 
 
+COMPACTING = "summarising the older part of the conversation"  # automatic or asked for, one wording
+
+
 def _compaction_start(e: ev.CompactionStart, _queued: int) -> Notice | None:
     if e.reason != "auto":
-        return None
-    return Notice(
-        f"compacting: the conversation (~{_tokens(e.tokens_before)} tokens) is near the "
-        "context window; summarising the older part"
-    )
+        return None  # /compact says it as it starts
+    return Notice(f"compacting: {COMPACTING} (~{_tokens(e.tokens_before)} tokens, near the context window)")
 
 
 def _compaction(e: ev.Compaction, _queued: int) -> Notice:

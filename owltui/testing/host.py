@@ -77,6 +77,7 @@ class LocalRuntime:
     jobs: JobManager | None = None
     freezer: Freezer | None = None
     model_sources: ModelSources | None = None
+    bash_output_lines: int = 5  # the config's default
 
     def __init__(
         self,

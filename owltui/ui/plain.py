@@ -66,6 +66,7 @@ class PlainPrinter:
             ev.ToolEnd: self._tool_end,
             ev.ApprovalRequest: self._approval_request,
             ev.AgentEnd: self._agent_end,
+            **dict.fromkeys((ev.CompactionStart, ev.Compaction, ev.CompactionFailed), self._describe),
             **dict.fromkeys(
                 (ev.RequirementEvent, ev.Retry, ev.JobStarted, ev.JobFinished, ev.Paused, ev.Resumed),
                 self._describe,

@@ -192,5 +192,33 @@ async def test_compact_with_runtime_says_what_happened(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: app.ready)
         await run(pilot, "/compact")
         await wait_for(pilot, lambda: len(notes(app)) == 2, "the outcome")
-        assert notes(app) == ["compacting…", "compaction failed: The conversation is too short to compact."]
+        assert notes(app) == [
+            "compacting: summarising the older part of the conversation",
+            "compaction failed: The conversation is too short to compact.",
+        ]
+        await app.action_quit()
+
+
+async def test_compact_is_said_once_in_the_words_the_automatic_one_uses(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    steps = [
+        Step(text="answer one " * 50),
+        Step(text="answer two " * 50),
+        Step(text="They asked two things."),
+    ]
+    app = make_runtime_app(steps, ws, env_for(tmp_path), elapsed=lambda: 1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.ready)
+        for prompt in ("question one " * 50, "question two " * 50):
+            await run(pilot, prompt)
+            await app.agent.wait_idle()
+        await run(pilot, "/compact")
+        await wait_for(
+            pilot, lambda: any(n.startswith("compacted") for n in notes(app)), f"the outcome {notes(app)}"
+        )
+        await pilot.pause()
+        said = [n for n in notes(app) if "compact" in n]
+        assert said[0] == "compacting: summarising the older part of the conversation"
+        assert len(said) == 2 and said[1].startswith("compacted on request: ~"), said
         await app.action_quit()

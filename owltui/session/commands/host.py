@@ -104,6 +104,12 @@ class Host(Protocol):
         """Completion for ``@path`` over the workspace's files."""
         ...
 
+    @property
+    def bash_output_lines(self) -> int:
+        """How many first lines of a finished bash call a front end draws under its folded block
+        (config ``bash_output_lines``; 0: none)."""
+        ...
+
     # ---- services a host may lack (None: this host has none) ---------------------------------
     @property
     def store(self) -> SessionStore | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from owltui.agent.cancel import CancelToken
 from owltui.session.commands.background import background
 from owltui.session.commands.spec import Args, CommandError, Context, Reply
+from owltui.session.describe import COMPACTING
 
 
 def compact(ctx: Context, _a: Args) -> Reply:
@@ -21,9 +22,10 @@ def compact(ctx: Context, _a: Args) -> Reply:
             result = await work
         except Exception as exc:
             return Reply(f"compaction failed: {exc}", "error", ok=False)
-        return Reply(f"compacted{f': {result}' if result else ''}", "success")
+        # the compaction's own notice says it, in the words the automatic one uses: not said twice
+        return Reply("", "success", data={"result": result})
 
-    return Reply("compacting…", then=finish())
+    return Reply(f"compacting: {COMPACTING}", then=finish())
 
 
 def init(ctx: Context, _a: Args) -> Reply:

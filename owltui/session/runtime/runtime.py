@@ -75,6 +75,7 @@ class Runtime:
         self.gate: PauseGate = agent.gate
         self.requirement: RequirementSlot = agent.requirement
         self.config = config
+        self.bash_output_lines = config.bash_output_lines
         self.options = options
         self.model_label = model_label
         self.store = store

@@ -64,6 +64,7 @@ class Presenter:
         self._assistant: AssistantBlock | None = None
         self._thinking: ThinkingBlock | None = None
         self._tools: dict[str, ToolBlock] = {}
+        self.bash_lines = host.bash_output_lines
         # prompts already drawn, whose ``input`` event is not drawn again (only their attachments)
         self._echoed: list[tuple[str, InputBlock]] = []
         self.context_tokens: int | None = None  # the last request's size (its reported input + output)
@@ -114,7 +115,8 @@ class Presenter:
 
     async def _input(self, e: ev.InputEvent) -> None:
         typed, blocks = split_attachments(e.text)
-        if e.lane == "user" and self._echoed and self._echoed[0][0] == typed:
+        # attaching drops the spaces after the typed text (a completed mention leaves one)
+        if e.lane == "user" and self._echoed and self._echoed[0][0].rstrip() == typed.rstrip():
             _, echoed = self._echoed.pop(0)
             if blocks and echoed.parent is not None:
                 await self.conversation.mount(AttachmentsBlock(blocks), after=echoed)
@@ -185,9 +187,7 @@ class Presenter:
     async def _compaction(self, e: ev.CompactionStart | ev.Compaction | ev.CompactionFailed) -> None:
         if isinstance(e, ev.Compaction) and e.tokens_after is not None:
             self.context_tokens = e.tokens_after
-        if e.reason == "manual":
-            return  # /compact's own reply says it
-        await self.say(describe(e))
+        await self.say(describe(e))  # /compact's start is its reply; the rest as for the automatic one
 
     async def _job(self, e: ev.JobStarted | ev.JobFinished) -> None:
         await self.say(describe(e))
@@ -219,7 +219,7 @@ class Presenter:
     ) -> ToolBlock:
         block = self._tools.get(call_id)
         if block is None:
-            block = ToolBlock(call_id, name, arguments, collapsed=collapsed)
+            block = ToolBlock(call_id, name, arguments, collapsed=collapsed, inline_lines=self.bash_lines)
             self._tools[call_id] = block
             await self.conversation.add(block)
         return block

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from owltui.agent.history import Compactable
 from owltui.session.commands.spec import Reply
-from owltui.session.describe import model_display
+from owltui.session.describe import first_steps, model_display
 from owltui.ui.boot import home_relative
 from owltui.ui.control.app_api import OwlAppApi
 from owltui.ui.widgets.blocks import WelcomeBlock
@@ -22,10 +22,12 @@ def welcome(app: OwlAppApi) -> str:
     workspace = rt.workspace
     sid = rt.session_id
     session = f"session {sid}" if sid else "session not saved"
-    return (
+    line = (
         f"OwlTUI · {model_display(rt.model_label)} · {home_relative(Path(workspace))} · {session} · "
         "/help for commands and keys"
     )
+    hint = first_steps(rt.model_label)
+    return f"{line}\n{hint}" if hint else line
 
 
 async def draw_history(app: OwlAppApi) -> bool:
@@ -44,6 +46,12 @@ async def draw_history(app: OwlAppApi) -> bool:
     return True
 
 
+def attachments_drawn(reply: Reply) -> bool:
+    """A message whose mentions all attached: the attachments are drawn under it, so the reply's
+    "attached …" line would show them twice (a warning about one that did not attach is shown)."""
+    return reply.ok and reply.kind == "info" and bool(reply.data.get("attached"))
+
+
 async def show(app: OwlAppApi, reply: Reply) -> None:
     """Show a command's reply."""
     p = app.presenter
@@ -54,7 +62,8 @@ async def show(app: OwlAppApi, reply: Reply) -> None:
         await draw_history(app)
     pick = reply.pick
     if pick is None:
-        await p.say(reply.notice)
+        if not attachments_drawn(reply):
+            await p.say(reply.notice)
     elif pick.command == "rewind":  # which checkpoint, then files / conversation / both
         pick_rewind(app, pick)
     else:  # the picker shows what the text lists (the text is for front ends without one)

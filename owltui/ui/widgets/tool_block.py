@@ -1,18 +1,24 @@
 """A tool call in the conversation: name, argument summary, live status, streamed output, an edit's
-diff, and the approval (``ApprovalPrompt``: the whole call; answered by Ctrl+G, then y / a / n)."""
+diff, and the approval (``ApprovalPrompt``: the whole call; answered by Ctrl+G, then y / a / n).
+
+Each thing is drawn once: an edit's proposed diff is shown while it waits for approval, and once the
+edit has run the diff the tool reports (the file's real lines and context) takes its place. A call
+cancelled while it streamed keeps what it printed, then says it was cancelled. A finished bash call
+folds with its first ``inline_lines`` lines still drawn under the title (the rest on expanding)."""
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.markup import escape
 from textual.message import Message
 from textual.widgets import Collapsible, Static
 
 from owltui.ui.approval import ApprovalView, plain_lines, rich_view, visible
+from owltui.ui.call_preview import edit_diff_lines, write_head_lines
 from owltui.ui.text import clean, summarize_args
 
 STATUS_ICONS = {
@@ -27,31 +33,51 @@ STATUS_ICONS = {
 }
 MAX_OUTPUT_CHARS = 20_000
 TAIL_LINES = 30
+INLINE_LINES = 5  # a folded bash block's first lines (config ``bash_output_lines``)
+DIFF_START = "\n--- a/"  # where the edit tool's result has its unified diff
 
 
-def shown(text: str) -> str:
-    """File text as an approval shows it: newlines and tabs kept, other hidden characters escaped."""
-    return visible(text, keep="\n\t")
+def diff_style(line: str) -> str:
+    """How a line of a unified diff is coloured."""
+    if line.startswith("@@"):
+        return "cyan"
+    if line.startswith("+"):
+        return "green"
+    return "red" if line.startswith("-") else ""
 
 
 def edit_diff(args: dict[str, Any]) -> Text | None:
     """A coloured unified diff for ``edit`` (old_text -> new_text) and ``write`` (new content)."""
-    old, new = args.get("old_text"), args.get("new_text")
-    if not isinstance(old, str) or not isinstance(new, str):
+    lines = edit_diff_lines(args)
+    if lines is None:
         return None
     out = Text()
-    lines = difflib.unified_diff(shown(old).split("\n"), shown(new).split("\n"), lineterm="", n=2)
-    for line in list(lines)[2:]:  # drop the ---/+++ header
-        style = (
-            "green"
-            if line.startswith("+")
-            else "red"
-            if line.startswith("-")
-            else ("cyan" if line.startswith("@@") else "")
-        )
-        out.append(line + "\n", style=style)
+    for line in lines:
+        out.append(line + "\n", style=diff_style(line))
     out.rstrip()
     return out
+
+
+def kept_after_cancel(streamed: str, final: str) -> str:
+    """A cancelled call's output: what it had printed, then the result's word on the cancel (without
+    the tail of the output it may repeat)."""
+    if not streamed.strip():
+        return final
+    note, _, rest = final.partition("\n")
+    rest = rest.strip("\n")
+    kept = streamed.rstrip("\n")
+    if rest and not kept.endswith(rest):
+        note = final.strip("\n")
+    return f"{kept}\n{note}" if note else kept
+
+
+def first_lines(output: str, count: int) -> str:
+    """The first ``count`` lines of ``output`` and how many more there are ("" for none)."""
+    lines = output.rstrip("\n").splitlines()
+    if count <= 0 or not lines:
+        return ""
+    more = len(lines) - count
+    return "\n".join(lines[:count] + ([f"… {more} more line{'s' if more != 1 else ''}"] if more > 0 else []))
 
 
 class ApprovalPrompt(Static):
@@ -141,6 +167,8 @@ class ToolBlock(Collapsible):
     ToolBlock.-error { border-left: wide $error; }
     ToolBlock.-approval { border-left: wide $warning; }
     ToolBlock > Contents { padding: 0 1 0 2; }
+    ToolBlock > .tool-preview { display: none; padding: 0 1 0 2; color: $text; }
+    ToolBlock.-collapsed.-preview > .tool-preview { display: block; }
     ToolBlock .tool-args { color: $text-muted; }
     ToolBlock .tool-output { color: $text; }
     """
@@ -148,8 +176,16 @@ class ToolBlock(Collapsible):
     class ApprovalClosed(Message):
         """The focused approval went away (answered elsewhere, withdrawn): focus goes back to the input."""
 
-    def __init__(self, call_id: str, name: str, arguments: dict[str, Any], collapsed: bool = False) -> None:
+    def __init__(
+        self,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        collapsed: bool = False,
+        inline_lines: int = INLINE_LINES,
+    ) -> None:
         self._before_approval = "pending"
+        self.inline_lines = inline_lines
         self.call_id = call_id
         self.tool_name = name
         self.arguments = arguments
@@ -158,18 +194,44 @@ class ToolBlock(Collapsible):
         self._args_view = Static(classes="tool-args")
         self._out_view = Static(classes="tool-output")
         self._out_view.display = False
+        self._preview = Static(classes="tool-preview")
+        self._preview_plain = ""
         self.prompt: ApprovalPrompt | None = None
         diff = edit_diff(arguments) if name in ("edit",) else None
+        self._args_plain = ""
+        self._out_plain = ""
         if diff is not None:
+            self._args_plain = diff.plain
             self._args_view.update(diff)
         elif name == "write" and isinstance(arguments.get("content"), str):
-            content = shown(arguments["content"])
-            head = "\n".join(content.split("\n")[:12])
+            head = "\n".join(write_head_lines(arguments["content"]))
             self._args_view.update(Text(head, style="green"))
         else:
             self._args_view.display = False
         self.has_diff = diff is not None
         super().__init__(self._args_view, self._out_view, title=self._make_title(), collapsed=collapsed)
+
+    def compose(self) -> ComposeResult:
+        parts = iter(super().compose())
+        yield next(parts)  # the title
+        yield self._preview  # drawn while folded, when there is one
+        yield from parts  # the contents
+
+    @property
+    def drawn(self) -> str:
+        """What the block draws now, as plain text (tests)."""
+        parts = [Text.from_markup(self.title).plain]
+        if self.collapsed:
+            if self._preview_plain:
+                parts.append(self._preview_plain)
+        else:
+            if self._args_view.display:
+                parts.append(self._args_plain)
+            if self._out_view.display:
+                parts.append(self._out_plain)
+            if self.prompt is not None:
+                parts.append(self.prompt.text)
+        return "\n".join(parts)
 
     def _make_title(self) -> str:
         summary = summarize_args(self.tool_name, self.arguments)
@@ -197,13 +259,22 @@ class ToolBlock(Collapsible):
 
     def finish(self, status: str, output: str, collapse: bool | None = None) -> None:
         """The call ended. ``collapse``: fold it (default: a successful call without a diff, not the
-        user's own ``!command``)."""
-        self._output = clean(output)[-MAX_OUTPUT_CHARS:]
+        user's own ``!command``); a folded bash block keeps its first lines in view."""
+        final = clean(output)
+        if status == "cancelled":
+            final = kept_after_cancel(self._output, final)
+        self._output = final[-MAX_OUTPUT_CHARS:]
+        if self.has_diff and status == "ok" and DIFF_START in self._output:
+            self._args_view.display = False  # the result's own diff replaces the proposed one
         self._show_output(tail=status == "ok")
         self.answered()
         self.set_status(status)
         if collapse is None:
             collapse = status == "ok" and not self.has_diff and not self.by_user
+        if self.tool_name == "bash":
+            self._preview_plain = first_lines(self._output, self.inline_lines)
+            self._preview.update(Text(self._preview_plain))
+            self.set_class(bool(self._preview_plain), "-preview")
         if collapse:
             self.collapsed = True
 
@@ -213,8 +284,20 @@ class ToolBlock(Collapsible):
             shown = [f"… {len(lines) - TAIL_LINES} earlier lines", *lines[-TAIL_LINES:]]
         else:
             shown = lines
-        self._out_view.update(Text("\n".join(shown)))
+        self._out_plain = "\n".join(shown)
+        self._out_view.update(self._styled(shown))
         self._out_view.display = bool(lines)
+
+    def _styled(self, lines: list[str]) -> Text:
+        """The output as drawn: an edit's diff coloured, the rest plain."""
+        if self.tool_name != "edit" or DIFF_START not in self._out_plain:
+            return Text("\n".join(lines))
+        out, in_diff = Text(), False
+        for line in lines:
+            in_diff = in_diff or line.startswith(("--- a/", "@@"))
+            out.append(line + "\n", style=diff_style(line) if in_diff else "")
+        out.rstrip()
+        return out
 
     def ask(self, view: ApprovalView) -> ApprovalPrompt:
         if self.prompt is None:
