@@ -20,9 +20,14 @@ process an earlier one started may still run) and renames what appeared since:
 - a surface name that was missing in a known git directory (``commondir``, ``config.worktree`` ...)
   is renamed likewise.
 
-Only directories whose ctime changed (or changed just before the command, within the kernel's
-timestamp granularity) are read again, so a look costs one ``stat`` per directory. The ctime, not
-the mtime: ``touch -d`` can set an mtime back to what it was, nothing but the clock sets a ctime.
+Only directories that changed are read again. Which ones is known from an inotify queue
+(``dirwatch``: an event for everything that moves a directory's ctime, queued before the system
+call returns), so a look costs one read of the queue plus a ``stat`` and a read of each directory
+that changed. Directories the kernel will not watch (the per-user watch limit; no inotify), and
+all of them after the queue overflowed, are ``stat``-ed at every look: read again when their ctime
+changed (or changed just before the command, within the kernel's timestamp granularity). The
+ctime, not the mtime: ``touch -d`` can set an mtime back to what it was, nothing but the clock sets
+a ctime.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from owltui.policy.sandbox.dirwatch import DirWatch
 
 __all__ = ["QUARANTINE", "SURFACE_NAMES", "GitAudit", "GitSurfaces", "git_surfaces"]
 
@@ -140,6 +147,8 @@ class GitAudit:
         self._hot: set[str] = set()
         self._entries: dict[str, frozenset[str]] = {}  # directory -> the names git cares about in it
         self._repos: dict[str, GitSurfaces] = {}  # repository root -> its surface
+        self._watch: DirWatch | None = None  # opened with the first walk
+        self._unwatched: set[str] = set()  # directories inotify does not cover: stat-ed at every look
         self._lock = threading.Lock()
 
     # ---- what the sandbox binds ------------------------------------------------------------------
@@ -173,34 +182,63 @@ class GitAudit:
     def _pass(self, accept: bool, notes: list[str]) -> None:
         now = time.time_ns()
         hot, self._hot = self._hot, set()
-        for d, seen in list(self._dirs.items()):
+        dirty: set[str] = set()
+        if self._watch is None:
+            todo = list(self._dirs)
+        else:
+            changes = self._watch.drain()
+            for gone in changes.gone:  # deleted or moved away: its path and those below it are stale
+                self._forget_tree(gone)
+            if changes.overflow:
+                todo = list(self._dirs)
+            else:
+                dirty = changes.dirty
+                todo = [d for d in (dirty | self._unwatched | hot) if d in self._dirs]
+        for d in todo:
+            seen = self._dirs.get(d)
+            if seen is None:  # forgotten meanwhile
+                continue
             try:
                 ctime = os.stat(d, follow_symlinks=False).st_ctime_ns
             except OSError:
                 self._forget(d)
                 continue
-            if ctime != seen or d in hot:
+            if ctime != seen or d in hot or d in dirty:
                 self._dirs[d] = ctime
                 for sub in self._scan(d, accept, notes):  # new directories: walked and judged now
                     self._walk(sub, accept, notes)
-            if now - ctime < HOT_NS:
+            if now - ctime < HOT_NS and (self._watch is None or d in self._unwatched):
                 self._hot.add(d)
 
     def _forget(self, d: str) -> None:
         self._dirs.pop(d, None)
         self._entries.pop(d, None)
         self._repos.pop(d, None)
+        self._unwatched.discard(d)
+        if self._watch is not None:
+            self._watch.discard(d)
+
+    def _forget_tree(self, top: str) -> None:
+        below = top.rstrip("/") + "/"
+        for d in [d for d in self._dirs if d == top or d.startswith(below)]:
+            self._forget(d)
 
     def _walk(self, top: str, accept: bool, notes: list[str]) -> None:
+        if self._watch is None and not self._dirs:
+            self._watch = DirWatch.open()
         stack = [top]
         while stack:
             d = stack.pop()
             if len(self._dirs) >= self.max_dirs:
                 self.truncated = True
                 return
+            # watched before it is read: a change after the read is in the queue at the next look
+            if self._watch is None or not self._watch.add(d):
+                self._unwatched.add(d)
             try:
                 self._dirs[d] = os.stat(d, follow_symlinks=False).st_ctime_ns
             except OSError:
+                self._forget(d)
                 continue
             stack += self._scan(d, accept, notes)
 
