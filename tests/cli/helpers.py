@@ -60,6 +60,27 @@ def session_files(workspace: Path, env: dict[str, str]) -> list[Path]:
     return sorted(d.glob("*.jsonl")) if d.exists() else []
 
 
+def released(path: Path, timeout: float = 20.0) -> Path:
+    """``path`` once no process holds its session lock: after a SIGKILL the killed process is gone
+    when ``wait`` returns, but a child it was starting (between fork and exec) may hold the locked
+    file a moment longer."""
+    import fcntl
+    import time
+
+    end = time.monotonic() + timeout
+    with path.open("rb") as fh:
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() > end:
+                    raise
+                time.sleep(0.05)
+                continue
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            return path
+
+
 def records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from owltui.session.store.store import SessionStore
 from tests.cli.fake_openai import FakeOpenAI, Turn
-from tests.cli.helpers import Proc, openai_args, owltui_cmd, run_cli, session_files
+from tests.cli.helpers import Proc, openai_args, owltui_cmd, released, run_cli, session_files
 from tests.providers.loopback import LoopbackServer, Reply
 
 
@@ -92,7 +92,7 @@ def test_non_utf8_file_names_and_lone_surrogates_never_end_a_run(
     [path] = session_files(workspace, env)
     text = path.read_bytes().decode("utf-8")
     assert len(text.splitlines()) == text.count("\n")
-    items = SessionStore.open(path).items()
+    items = SessionStore.open(released(path)).items()
     assert any("bad_" in getattr(i, "content", "") for i in items)
 
 
@@ -152,7 +152,7 @@ def test_file_size_limit_ends_the_run_with_one_clear_error(
     [path] = session_files(workspace, env)
     data = path.read_bytes()
     assert data.endswith(b"\n") and len(data) <= 6000  # whole lines only
-    assert [type(i).__name__ for i in SessionStore.open(path).items()] == ["UserMessage"]
+    assert [type(i).__name__ for i in SessionStore.open(released(path)).items()] == ["UserMessage"]
 
 
 def test_a_200_html_page_is_shown_once_without_retries(env: dict[str, str], workspace: Path) -> None:

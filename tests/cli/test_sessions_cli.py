@@ -10,7 +10,7 @@ from pathlib import Path
 from owltui.agent.messages import AssistantMessage, ToolResult, UserMessage
 from owltui.session.store.store import SessionStore
 from tests.cli.fake_openai import FakeOpenAI, Turn
-from tests.cli.helpers import Proc, openai_args, owltui_cmd, records, run_cli, session_files
+from tests.cli.helpers import Proc, openai_args, owltui_cmd, records, released, run_cli, session_files
 
 
 def test_sigkill_mid_run_loses_nothing_completed(
@@ -33,7 +33,7 @@ def test_sigkill_mid_run_loses_nothing_completed(
     finally:
         hold.set()
     [path] = session_files(workspace, env)
-    items = list(SessionStore.open(path).items())
+    items = list(SessionStore.open(released(path)).items())
     assert [type(i) for i in items] == [UserMessage, AssistantMessage, ToolResult]
     assert items[0].text == "what does hello.txt say"
     assert isinstance(items[1], AssistantMessage) and items[1].text == "Reading."
