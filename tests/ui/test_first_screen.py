@@ -1,7 +1,9 @@
 """The first screen of ``owltui`` on the offline demo model, launched the way ``owltui`` launches it
 (the boot frame, then the real runtime attached), at 120x40 and 80x24: the welcome says what to
 type, the model is named once, no price or round is shown while idle, and the footer drops whole
-keys rather than cutting one mid-word."""
+keys rather than cutting one mid-word. The conversation starts at the top while it fits the view (the
+welcome on the first line, not under blank lines), follows its end once it overflows, and goes back to
+the top when the view grows to fit it again."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from owltui.session.runtime.build import build_runtime
 from owltui.session.runtime.options import Options
 from owltui.ui.app import OwlApp
 from owltui.ui.boot import Boot, Started
+from owltui.ui.widgets.blocks import NoticeBlock
 from owltui.ui.widgets.main_screen import FittingFooter
 from tests.ui.conftest import owl_app
 from tests.ui.test_launched_keys import attached, env_for
@@ -85,3 +88,35 @@ async def test_status_shows_no_round_once_idle(tmp_path: Path) -> None:
         bar.state.running = False
         bar.redraw()
         assert "round" not in str(bar.render())
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)])
+async def test_short_conversation_starts_at_the_top(tmp_path: Path, size: tuple[int, int]) -> None:
+    app, boot = launched_demo(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await attached(pilot, app, boot)
+        await pilot.pause()
+        lines = screen_lines(app)
+        assert lines[0].strip().startswith("OwlTUI · demo (offline)"), lines[:3]
+        assert app.conversation.scroll_y == 0 and app.conversation.following
+
+
+async def test_conversation_follows_its_end_once_it_overflows(tmp_path: Path) -> None:
+    app, boot = launched_demo(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await attached(pilot, app, boot)
+        conv = app.conversation
+        for n in range(12):
+            await conv.add(NoticeBlock(f"note {n}"))
+            await pilot.pause()
+        assert conv.max_scroll_y > 0 and conv.scroll_y == conv.max_scroll_y and conv.following
+        assert "note 11" in " ".join(screen_lines(app))
+        await pilot.resize_terminal(80, 60)  # the view grows to fit it all: back to the top
+        await pilot.pause()
+        await pilot.pause()
+        assert conv.max_scroll_y == 0 and conv.scroll_y == 0 and conv.following
+        assert screen_lines(app)[0].strip().startswith("OwlTUI · demo (offline)")
+        await pilot.resize_terminal(80, 24)  # and overflowing again, the end is in view
+        await pilot.pause()
+        await pilot.pause()
+        assert conv.scroll_y == conv.max_scroll_y > 0 and "note 11" in " ".join(screen_lines(app))
