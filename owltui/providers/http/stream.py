@@ -10,12 +10,14 @@ nothing for ``idle_timeout`` seconds is an error), cost, and turning every failu
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar, Protocol
 
 import anyio
 import httpx
 
+from owltui.agent.messages import Usage
 from owltui.agent.model import ModelRequest, RetryNotice, StreamDone, StreamError, StreamEvent
 from owltui.providers.catalog import ModelInfo, lookup
 from owltui.providers.http.client import make_client, routes_lean
@@ -95,7 +97,7 @@ class HTTPModel:
 
     @property
     def name(self) -> str:
-        return f"{self.provider}:{self.model}"
+        return sys.intern(f"{self.provider}:{self.model}")  # one string for every message that names it
 
     # -- to override ---------------------------------------------------------------------------
     def url(self) -> str:
@@ -155,7 +157,15 @@ class HTTPModel:
         return cached[1]
 
     def _with_cost(self, done: StreamDone) -> StreamDone:
-        done.usage.cost = self.info.cost(done.usage, input_includes_cache=self.input_includes_cache)
+        """The usage with its cost, given only the counts that are not zero: every assistant message
+        of a history holds it, and pydantic's set of the fields given grows from 216 to 728 bytes at
+        five names."""
+        usage = done.usage
+        cost = self.info.cost(usage, input_includes_cache=self.input_includes_cache)
+        counts = {name: value for name, value in usage.__dict__.items() if value and name != "cost"}
+        if cost:
+            counts["cost"] = cost
+        done.usage = Usage(**counts)
         return done
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
