@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # imported when the runtime is taken, after the first frame
     from owltui.ui.crash import Crash
     from owltui.ui.widgets.conversation import ConversationView
     from owltui.ui.widgets.main_screen import MainScreen
-    from owltui.ui.widgets.prompt_input import MentionSource, PromptInput
+    from owltui.ui.widgets.prompt_input import PromptInput
     from owltui.ui.widgets.status_bar import StatusBar
 
 __all__ = ["OwlApp", "run_tui"]
@@ -188,16 +188,16 @@ class OwlApp(MainScreenActions, App[int]):
     def input_history(self) -> PromptHistory:
         return self.runtime.input_history
 
-    def mention_source(self) -> MentionSource:
-        """``@`` completion over the host's workspace files (listed in a worker)."""
-        from owltui.ui.widgets.prompt_input import MentionSource
+    def mention_source(self) -> Callable[[str], list[str] | None]:
+        """``@`` completion over the host's workspace files (listed and ranked in workers)."""
+        from owltui.ui.widgets.mention_source import MentionSource
 
         def start(load: Callable[[], Awaitable[None]]) -> None:
             self.run_worker(load(), group="mentions", exit_on_error=False)
 
         def ready() -> None:
             if self.is_running and not self.quitting:
-                self.input.refresh_completion()
+                self.input.refresh_completion(keep_choice=True)
 
         return MentionSource(self.runtime.mentions, start, ready)
 

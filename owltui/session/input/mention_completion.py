@@ -14,6 +14,9 @@ from pathlib import Path
 from owltui.session.input.mentions import ReadFilter
 
 PRE_RANK = 2000  # completion candidates scored in full
+# paths a regex pass covers: a pass holds the GIL (the event loop's thread waits for it), ~2 ms for
+# a thousand paths where one pass over 100,000 took up to 200 ms
+BLOCK = 1000
 
 
 class PathIndex:
@@ -26,17 +29,23 @@ class PathIndex:
         self.low = [p.lower() for p in self.paths]
         self.names = [p.rstrip("/").rsplit("/", 1)[-1] for p in self.low]
         self.processed = [utils.default_process(p) for p in self.paths]
-        self._joined = "\n".join(self.low)
-        self._starts = [0]
-        for p in self.low[:-1]:
-            self._starts.append(self._starts[-1] + len(p) + 1)
+        self._blocks: list[tuple[int, str, list[int]]] = []  # first path, the paths joined, line starts
+        for first in range(0, len(self.low), BLOCK):
+            lines = self.low[first : first + BLOCK]
+            starts = [0]
+            for p in lines[:-1]:
+                starts.append(starts[-1] + len(p) + 1)
+            self._blocks.append((first, "\n".join(lines), starts))
 
     def in_order(self, query: str) -> set[int]:
-        """Paths holding the characters of ``query`` in that order (one regex pass over all)."""
+        """Paths holding the characters of ``query`` in that order (a regex pass per ``BLOCK`` paths)."""
         import bisect
 
         pattern = re.compile("[^\n]*?".join(map(re.escape, query)))
-        return {bisect.bisect_right(self._starts, m.start()) - 1 for m in pattern.finditer(self._joined)}
+        found: set[int] = set()
+        for first, text, starts in self._blocks:
+            found.update(first + bisect.bisect_right(starts, m.start()) - 1 for m in pattern.finditer(text))
+        return found
 
 
 def rank_paths(query: str, paths: Sequence[str] | PathIndex, limit: int = 20) -> list[str]:
@@ -102,7 +111,8 @@ class MentionCompleter:
     files in, ``.git`` out, read-denied files left out) and their directories (ending in ``/``).
 
     The list is kept for ``ttl`` seconds; ``refresh()`` reloads it (blocking: rg runs, so a front end
-    calls it in a worker thread or through ``load()``)."""
+    calls it in a worker thread or through ``load()``). Ranking is blocking too (tens of milliseconds
+    on 100,000 paths): a front end calls ``rank`` in a worker thread."""
 
     def __init__(self, workspace: Path, read_filter: ReadFilter | None = None, ttl: float = 10.0) -> None:
         self.workspace = workspace
@@ -139,6 +149,19 @@ class MentionCompleter:
         self.refresh()
         assert self._index is not None
         return self._index
+
+    @property
+    def loaded_at(self) -> float | None:
+        """When the list in use was made (``time.monotonic()``), None before the first one."""
+        with self._lock:
+            return self._loaded if self._index is not None else None
+
+    def rank(self, prefix: str, limit: int = 20) -> list[str]:
+        """``complete_mentions`` over the list loaded last, however old (never reloads; nothing
+        before the first ``refresh``)."""
+        with self._lock:
+            index = self._index
+        return rank_paths(prefix, index, limit) if index is not None else []
 
     def paths(self) -> list[str]:
         return self._current().paths

@@ -17,7 +17,7 @@ from owltui.session.commands.host import Host, PromptHistory
 from owltui.session.commands.layer import Commands
 from owltui.ui.widgets.conversation import ConversationView
 from owltui.ui.widgets.pause_banner import PauseBanner, freezer_words
-from owltui.ui.widgets.prompt_input import CompletionList, MentionSource, PromptInput
+from owltui.ui.widgets.prompt_input import CompletionList, PromptInput
 from owltui.ui.widgets.queue_panel import QueuePanel
 from owltui.ui.widgets.status_bar import StatusBar
 
@@ -63,7 +63,7 @@ class ScreenOwner(Protocol):
 
     def paused_elapsed(self) -> float: ...
 
-    def mention_source(self) -> MentionSource | None: ...
+    def mention_source(self) -> Callable[[str], list[str] | None] | None: ...
 
     async def setup(self) -> None: ...
 

@@ -4,18 +4,18 @@ Enter sends (a prompt when idle, steering while a run goes); Alt+Enter or Ctrl+J
 Shift+Enter, Ctrl+N or a trailing backslash insert a newline; Alt+Up takes back the last queued
 message. Up on the first line recalls the previous entry of the input history (Down on the last line
 goes forward again, back to what was being typed). After ``/`` the list below offers commands; after
-``@`` it offers the workspace's files (fuzzy): Tab or Enter takes the highlighted one, ↑ / ↓ move,
-Esc closes the list. Letters typed here are always text: an approval is answered only by a
-deliberate key (Ctrl+G, see ``approval``).
+``@`` it offers the workspace's files (fuzzy, ranked off the event loop: until the ranking of what is
+typed arrives the list shown before stays, and Tab / Enter take what is shown): Tab or Enter takes the
+highlighted one, ↑ / ↓ move, Esc closes the list. Letters typed here are always text: an approval is
+answered only by a deliberate key (Ctrl+G, see ``approval``).
 """
 
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from rich.text import Text
 from textual import events
@@ -27,13 +27,9 @@ from owltui.session.commands.spec import Command
 from owltui.session.input.mentions import mention_token
 from owltui.ui import look
 
-if TYPE_CHECKING:
-    from owltui.session.input.mention_completion import MentionCompleter
-
 # an @ mention being typed, up to the cursor: @path or @"quoted path
 _MENTION = re.compile(r'(?:^|(?<=\s))@(?:"([^"\n]*)|([^\s"]*))\Z')
 LOADING = "listing the workspace's files…"
-MENTION_LIMIT = 10  # files offered at once (the list shows at most 12 lines)
 
 
 def needs_words(cmd: Command) -> bool:
@@ -82,8 +78,11 @@ class CompletionList(Static):
             out.append(f"  {cmd.help}", style="dim")
         self.update(out)
 
-    def show_paths(self, paths: list[str] | None, index: int = 0) -> None:
-        """Files for an ``@`` mention; None: still listing them (says so)."""
+    def show_paths(self, paths: list[str] | None, index: int = 0, keep_choice: bool = False) -> None:
+        """Files for an ``@`` mention; None: still listing them (says so). ``keep_choice``: the same
+        files as shown keep the one chosen (a ranking that arrived after the keystroke that asked)."""
+        if keep_choice and self.kind == "mention" and paths == self.paths:
+            index = self.index
         self.kind, self.matches, self.paths = "mention", [], paths or []
         self.index = min(index, max(0, len(self.paths) - 1))
         self.display = paths is None or bool(paths)
@@ -117,47 +116,6 @@ class CompletionList(Static):
     @property
     def current_path(self) -> str | None:
         return self.paths[self.index] if self.kind == "mention" and self.paths else None
-
-
-class MentionSource:
-    """The workspace's files for ``@`` completion. The list is made in a worker (ripgrep runs), never
-    on a keystroke: until it is ready (again: it is kept for the completer's ``ttl``) the answer is
-    None and ``on_ready`` is called once it is."""
-
-    def __init__(
-        self,
-        completer: MentionCompleter,
-        start: Callable[[Callable[[], Awaitable[None]]], None],
-        on_ready: Callable[[], None],
-    ) -> None:
-        self.completer = completer
-        self._start = start
-        self._on_ready = on_ready
-        self._loaded_at: float | None = None
-        self._loading = False
-
-    def fresh(self) -> bool:
-        ttl = self.completer.ttl
-        return self._loaded_at is not None and time.monotonic() - self._loaded_at < ttl - 1.0
-
-    def __call__(self, prefix: str) -> list[str] | None:
-        if self.fresh():
-            return list(self.completer.complete_mentions(prefix, limit=MENTION_LIMIT))
-        self.load()
-        return None
-
-    def load(self) -> None:
-        if not self._loading:
-            self._loading = True
-            self._start(self._load)
-
-    async def _load(self) -> None:
-        try:
-            await self.completer.load()
-            self._loaded_at = time.monotonic()
-        finally:
-            self._loading = False
-        self._on_ready()
 
 
 @dataclass(frozen=True)
@@ -317,8 +275,9 @@ class PromptInput(TextArea):
         self._browse = None  # typing ends the walk through the history
         self.refresh_completion()
 
-    def refresh_completion(self) -> None:
-        """Offer commands after ``/``, files after ``@`` (or nothing)."""
+    def refresh_completion(self, keep_choice: bool = False) -> None:
+        """Offer commands after ``/``, files after ``@`` (or nothing); ``keep_choice``: see
+        ``CompletionList.show_paths``."""
         text = self.text
         self._mention = None
         matches = self.complete(text)
@@ -332,7 +291,7 @@ class PromptInput(TextArea):
             self.completions.hide()
             return
         self._mention = mention
-        self.completions.show_paths(self.mentions(mention.prefix))
+        self.completions.show_paths(self.mentions(mention.prefix), keep_choice=keep_choice)
 
     def _mention_at_cursor(self) -> _Mention | None:
         row, col = self.cursor_location
