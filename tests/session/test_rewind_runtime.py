@@ -16,7 +16,7 @@ import pytest
 from owltui.agent.messages import AssistantMessage, ToolResult, UserMessage
 from owltui.agent.pause import GATE
 from owltui.session.checkpoints.listing import skipped_note
-from owltui.session.checkpoints.rewind import STORE_NAME
+from owltui.session.checkpoints.rewind import SHARED_DIR, STORE_NAME
 from owltui.session.commands.layer import Commands
 from owltui.session.runtime.build import build_runtime
 from owltui.session.runtime.options import Options
@@ -115,7 +115,10 @@ async def test_rewind_files_and_conversation(tmp_path: Path, no_session: bool) -
         assert not cps.directory.exists()  # the temporary store went with the runtime
         return
     assert rt.store is not None
-    assert cps.directory == rt.store.path.with_suffix("") / STORE_NAME
+    # one store for the workspace's sessions, this session's checkpoints on its own ref there
+    assert not (rt.store.path.with_suffix("") / STORE_NAME).exists()
+    assert cps.directory.parent == tmp_path / "data" / "owltui" / SHARED_DIR
+    assert cps.session == rt.store.path.stem
     # the old branch stays in the file; -c resumes the new one
     text = rt.store.path.read_text()
     assert "changed three files" in text and '"type":"branch"' in text.replace(" ", "")
@@ -188,8 +191,9 @@ async def test_a_broken_store_warns_once_and_turns_pass(tmp_path: Path) -> None:
     warnings: list[str] = []
     rt, model = _build(tmp_path, [Step(text="a"), Step(text="b")], warn=warnings.append)
     assert rt.checkpoints is not None and rt.store is not None
-    rt.store.path.with_suffix("").parent.mkdir(parents=True, exist_ok=True)
-    rt.store.path.with_suffix("").write_text("in the way")  # the checkpoint directory cannot be made
+    blocker = tmp_path / "data" / "owltui" / SHARED_DIR
+    blocker.parent.mkdir(parents=True, exist_ok=True)
+    blocker.write_text("in the way")  # the checkpoint directory cannot be made
     async with rt:
         await _run(rt, "first")
         await _run(rt, "second")

@@ -1,9 +1,10 @@
 """Checkpoints: the workspace's files before each user turn, and rewinding them.
 
-A ``CheckpointStore`` keeps a *shadow* git object store in a directory of the session (for example
-``<session dir>/checkpoints.git``) and drives the ``git`` program with its own ``GIT_DIR``,
-``GIT_WORK_TREE`` and a private ``GIT_INDEX_FILE``. The user's repository (its index, refs, stash,
-config, hooks) is never read for anything but its ignore rules and never written. So a checkpoint
+A ``CheckpointStore`` keeps a *shadow* git object store (one per workspace, shared by its sessions;
+or, for sessions from before stores were shared, one in the session's directory) and drives the
+``git`` program with its own ``GIT_DIR``, ``GIT_WORK_TREE`` and a private ``GIT_INDEX_FILE``. The
+user's repository is never written; it is read for its ignore rules and, for the first snapshot of
+a store, as data: its index and objects (``owltui.session.checkpoints.shared``). So a checkpoint
 captures whatever happened to the files, whoever did it: the edit and write tools, and shell
 commands (``echo x > g.txt``, ``sed -i``, ``rm``, a formatter run through bash).
 
@@ -30,18 +31,23 @@ Cost
     The private index keeps stat information, so a snapshot after the first one is one
     ``ls-files`` walk (changed and new files), an incremental ``git add`` of just the changes and a
     ``write-tree``: a few tens of milliseconds for 5,000 files (``bench/checkpoint_cost.py``). The
-    first snapshot hashes every file; ``warm()`` does it ahead of the first turn. All methods are
-    synchronous (they run ``git``) and thread-safe: call them from a worker thread
-    (``anyio.to_thread.run_sync``).
+    index is the store's, so a new session starts from the last session's. The first snapshot of
+    a store hashes every file (in a git repository only those changed or untracked: it starts from
+    the user's index); ``warm()`` does it ahead of the first turn. All methods are synchronous
+    (they run ``git``) and thread-safe, and the store's file lock lets one session at a time use
+    the index: call them from a worker thread (``anyio.to_thread.run_sync``).
 
-The checkpoint list lives in ``checkpoints.json`` in the store directory (written atomically) and
-every checkpoint is also a commit on ``refs/heads/checkpoints`` whose message holds its record, so
-the list is rebuilt from git if the JSON file is lost. It survives restarts (``-c``).
+A session's checkpoint list lives in ``sessions/<session>.json`` in a shared store
+(``checkpoints.json`` in a store of one session), written atomically, and every checkpoint is also
+a commit on the session's ref (``refs/sessions/<session>``; ``refs/heads/checkpoints``) whose
+message holds its record, so the list is rebuilt from git if the JSON file is lost. It survives
+restarts (``-c``).
 
 This module owns ``CheckpointStore`` (the public API and the checkpoint list in memory). The
-pieces: ``checkpoint_git`` (the shadow store's git: private environment, ``-c`` options, the
-user's excludes), ``checkpoint_files`` (snapshots, what changed, putting files back) and
-``checkpoint_records`` (``Checkpoint``, ``Skipped``, ``checkpoints.json``).
+pieces: ``git`` (the shadow store's git: private environment, ``-c`` options, the user's
+excludes), ``files`` (snapshots, what changed, putting files back), ``shared`` (the store lock,
+starting from the user's index, copying borrowed objects) and ``records`` (``Checkpoint``,
+``Skipped``, the list file).
 """
 
 from __future__ import annotations
@@ -49,9 +55,11 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import re
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,11 +77,14 @@ from owltui.session.checkpoints.records import (
     read_state,
     write_state,
 )
+from owltui.session.checkpoints.shared import adopt_borrowed, check_layout, seed_index, store_lock
 
 __all__ = ["DEFAULT_MAX_FILES", "DEFAULT_MAX_FILE_BYTES", "CheckpointStore"]
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 DEFAULT_MAX_FILES = 100_000  # new files in one snapshot above which the workspace is refused
+SESSIONS_DIR = "sessions"  # in a shared store: one list file per session
+SESSION_REFS = "refs/sessions/"
 
 
 def _now_iso() -> str:
@@ -88,7 +99,12 @@ class CheckpointStore:
     (a home directory or a data dump is not checkpointed). ``scrub``: applied to the prompt before
     it is stored (the session's ``Redactor.scrub``). ``env``: where the user's global ignore file
     is looked up (``HOME``/``XDG_CONFIG_HOME``) and ``PATH`` for finding git; ``os.environ`` by
-    default. Raises ``CheckpointError`` when git is missing or the directory cannot be used.
+    default. ``session``: the session's name in a store shared by a workspace's sessions (its
+    checkpoints on ``refs/sessions/<session>``, its list in ``sessions/<session>.json``); None: a
+    store of one session (``refs/heads/checkpoints``, ``checkpoints.json``). ``copy_borrowed``:
+    when the store borrows the user's objects (the first snapshot of a repository started from
+    the user's index), copy them into the store in a background thread. Raises
+    ``CheckpointError`` when git is missing or the directory cannot be used.
     """
 
     def __init__(
@@ -100,6 +116,8 @@ class CheckpointStore:
         max_files: int = DEFAULT_MAX_FILES,
         scrub: Callable[[str], str] | None = None,
         env: dict[str, str] | None = None,
+        session: str | None = None,
+        copy_borrowed: bool = False,
     ) -> None:
         self.workspace = Path(os.path.realpath(workspace))
         self.directory = Path(directory)
@@ -107,12 +125,31 @@ class CheckpointStore:
         self.max_files = max_files
         self._scrub = scrub or (lambda text: text)
         self._lock = threading.RLock()
+        self._held = 0  # depth of ``_guard`` calls holding the store lock (this thread, via _lock)
+        self._copy_borrowed = copy_borrowed
+        self._copying: threading.Thread | None = None
+        if session is None:
+            self._ref, self._state = REF, self.directory / STATE_FILE
+        else:
+            name = re.sub(r"[^A-Za-z0-9_-]+", "-", session).strip("-") or "session"
+            self._ref, self._state = SESSION_REFS + name, self.directory / SESSIONS_DIR / f"{name}.json"
         source_env = dict(os.environ if env is None else env)
-        self._shadow = shadow = ShadowGit(self.workspace, self.directory, source_env)
+        self._shadow = ShadowGit(self.workspace, self.directory, source_env)
         if not self.workspace.is_dir():
             raise CheckpointError(f"Cannot take checkpoints of {self.workspace}: it is not a directory.")
         self._checkpoints: list[Checkpoint] = []
         self._nested_cleared: set[str] = set()
+        try:
+            self._state.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise CheckpointError(
+                f"Cannot keep checkpoints in {self.directory}: {(exc.strerror or str(exc)).lower()}."
+            ) from None
+        with self._guard():
+            self._open()
+
+    def _open(self) -> None:
+        shadow = self._shadow
         shadow.init_store()
         shadow.set_root(*enclosing_repo(self.workspace))
         if shadow.prefix:
@@ -131,7 +168,7 @@ class CheckpointStore:
         """Record the workspace's files now, before the turn ``turn_id`` (a unique id; the
         checkpoint's ``id``) with ``prompt`` runs. Also fixes the previous checkpoint's ``files``.
         CheckpointError when ``turn_id`` is already used or git fails."""
-        with self._lock:
+        with self._guard():
             turn_id = turn_id or uuid.uuid4().hex[:12]
             if any(c.id == turn_id for c in self._checkpoints):
                 raise CheckpointError(f"There is already a checkpoint with id {turn_id}.")
@@ -153,7 +190,7 @@ class CheckpointStore:
             message = json.dumps(cp.record(), ensure_ascii=True).encode() + b"\n"
             args = ["commit-tree", snap.tree, *(["-p", parent] if parent else [])]
             commit = self._shadow.git(*args, input=message).decode().strip()
-            self._shadow.git("update-ref", REF, commit)
+            self._shadow.git("update-ref", self._ref, commit)
             cp = replace(cp, commit=commit)
             self._checkpoints.append(cp)
             self._save()
@@ -161,14 +198,17 @@ class CheckpointStore:
 
     def warm(self) -> None:
         """Take a snapshot without recording a checkpoint, so the first turn's checkpoint is
-        incremental (the first snapshot hashes every file)."""
-        with self._lock:
-            self._snapshot()
+        incremental (the first snapshot hashes every file, or every changed one when it starts
+        from the user's git index). Nothing to do when the store's index is already there (an
+        earlier session of the workspace made it): the first checkpoint is incremental anyway."""
+        with self._guard():
+            if not self._shadow.index.exists():
+                self._snapshot()
 
     def list(self, *, current: bool = True) -> builtins.list[Checkpoint]:
         """Every checkpoint, oldest first. With ``current`` the newest one's ``files`` is counted
         against the workspace now (one snapshot); otherwise it may be ``None``."""
-        with self._lock:
+        with self._guard():
             changed = False
             for i in range(len(self._checkpoints) - 1):
                 cp = self._checkpoints[i]
@@ -185,21 +225,21 @@ class CheckpointStore:
 
     def get(self, checkpoint_id: str) -> Checkpoint:
         """The checkpoint with this id; CheckpointError when there is none."""
-        with self._lock:
+        with self._guard():
             for cp in self._checkpoints:
                 if cp.id == checkpoint_id:
                     return cp
         raise CheckpointError(f"There is no checkpoint {checkpoint_id}.")
 
     def latest(self) -> Checkpoint | None:
-        with self._lock:
+        with self._guard():
             return self._checkpoints[-1] if self._checkpoints else None
 
     def changed_since(self, checkpoint_id: str) -> builtins.list[str]:
         """The workspace paths that differ now from checkpoint ``checkpoint_id`` (sorted): what
         ``restore`` would rewrite, recreate or delete. A path that restore finally keeps because
         the checkpoint's own ignore rules exclude it may be listed here."""
-        with self._lock:
+        with self._guard():
             cp = self.get(checkpoint_id)
             writes, deletes = plan(self._shadow, cp, self._snapshot().tree)
             return sorted({*writes, *deletes})
@@ -215,7 +255,7 @@ class CheckpointStore:
         The state before the restore is snapshotted first (its objects stay in the store) and
         fixes the newest checkpoint's ``files``. The checkpoints are kept (also those after
         ``checkpoint_id``): a later restore can go forward again."""
-        with self._lock:
+        with self._guard():
             cp = self.get(checkpoint_id)
             now = self._snapshot().tree
             last = self._checkpoints[-1]
@@ -252,7 +292,7 @@ class CheckpointStore:
         nested repositories at the time it was taken, then the ignored files and directories
         present in the workspace now (``"ignored"``; a wholly ignored directory is one entry
         ending in ``/``)."""
-        with self._lock:
+        with self._guard():
             cp = self.get(checkpoint_id)
             out = builtins.list(cp.skipped)
             listed = {s.path for s in out}
@@ -270,9 +310,46 @@ class CheckpointStore:
             out += [Skipped(p, "ignored") for p in sorted(left) if p not in listed]
             return out
 
+    def adopt_borrowed(self) -> bool:
+        """Copy the objects borrowed from the user's repository into the store and stop borrowing
+        (``shared.adopt_borrowed``); True when nothing is borrowed any more. Slow: not under the
+        store's locks, snapshots go on meanwhile."""
+        return adopt_borrowed(self._shadow)
+
     # ---- helpers ------------------------------------------------------------------------
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """This store's thread lock and the store directory's file lock (the shared index)."""
+        with self._lock:
+            if self._held:
+                self._held += 1
+                try:
+                    yield
+                finally:
+                    self._held -= 1
+                return
+            with store_lock(self.directory):
+                self._held = 1
+                try:
+                    yield
+                finally:
+                    self._held = 0
+
     def _snapshot(self) -> Snapshot:
-        return snapshot(self._shadow, self.max_file_bytes, self.max_files, self._nested_cleared)
+        g = self._shadow
+        if not g.index.exists() and g.user_gitdir is not None:
+            seed_index(g, self.max_file_bytes)
+        snap = snapshot(g, self.max_file_bytes, self.max_files, self._nested_cleared)
+        if self._copy_borrowed and self._copying is None and g.borrowed() is not None:
+            self._copying = threading.Thread(target=self._adopt, name="owltui-checkpoint-copy", daemon=True)
+            self._copying.start()
+        return snap
+
+    def _adopt(self) -> None:
+        try:
+            adopt_borrowed(self._shadow)
+        except (CheckpointError, OSError):
+            pass  # still borrowing: the next session's first snapshot tries again
 
     def _changed(self, old: str, new: str) -> int:
         return len(changes(self._shadow, old, new))
@@ -280,17 +357,19 @@ class CheckpointStore:
     # ---- persistence ---------------------------------------------------------------------
     def _load(self) -> None:
         """The list from ``checkpoints.json``, else rebuilt from the commits on REF."""
-        state = read_state(self.directory / STATE_FILE)
+        state = read_state(self._state)
         if state is None:
-            proc = self._shadow.run(["log", "--reverse", "--format=%H%x00%B%x00", REF, "--"], check=False)
+            check_layout(self._shadow, None, None)
+            proc = self._shadow.run(
+                ["log", "--reverse", "--format=%H%x00%B%x00", self._ref, "--"], check=False
+            )
             self._checkpoints = parse_log(proc.stdout) if proc.returncode == 0 else []
             if self._checkpoints:
                 self._save()
             return
         self._checkpoints, data = state
-        if data.get("root") != str(self._shadow.root) or data.get("prefix") != self._shadow.prefix:
-            # The workspace moved inside or out of a repository: the index's paths no longer fit.
-            self._shadow.index.unlink(missing_ok=True)
+        # The workspace moved inside or out of a repository: the index's paths no longer fit.
+        check_layout(self._shadow, str(data.get("root")), str(data.get("prefix")))
 
     def _save(self) -> None:
         data = {
@@ -300,4 +379,4 @@ class CheckpointStore:
             "prefix": self._shadow.prefix,
             "checkpoints": [c.record() for c in self._checkpoints],
         }
-        write_state(self.directory / STATE_FILE, data)
+        write_state(self._state, data)

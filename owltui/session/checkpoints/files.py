@@ -107,9 +107,11 @@ def snapshot(g: ShadowGit, max_file_bytes: int, max_files: int, nested_cleared: 
 
 
 def write_tree(g: ShadowGit) -> str:
+    # Blobs still borrowed from the user's repository are not in the store yet (see ``shared``).
+    missing_ok = ["--missing-ok"] if g.borrowed() is not None else []
     if not g.prefix:
-        return g.git("write-tree").decode().strip()
-    proc = g.run(["write-tree", f"--prefix={g.prefix}"], check=False)
+        return g.git("write-tree", *missing_ok).decode().strip()
+    proc = g.run(["write-tree", *missing_ok, f"--prefix={g.prefix}"], check=False)
     if proc.returncode == 0:
         return proc.stdout.decode().strip()
     return _empty_tree(g)  # nothing under the workspace is in the index
@@ -224,6 +226,9 @@ def checkout(g: ShadowGit, tree: str, paths: Sequence[str]) -> set[str]:
     scratch = g.directory / RESTORE_INDEX
     scratch.unlink(missing_ok=True)
     env = {**g.env, "GIT_INDEX_FILE": str(scratch)}
+    borrowed = g.borrowed()
+    if borrowed is not None:  # read-only use of the user's objects: nothing there is written
+        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(borrowed)
     try:
         args = ["read-tree", *([f"--prefix={g.prefix}"] if g.prefix else []), tree]
         g.run(args, env=env)

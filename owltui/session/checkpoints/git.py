@@ -19,6 +19,7 @@ from pathlib import Path
 from owltui.session.checkpoints.records import CheckpointError
 
 INDEX_FILE = "owltui-index"
+BORROWED_FILE = "owltui-borrowed"  # the user's objects directory, while the store borrows from it
 RESTORE_INDEX = "owltui-restore-index"
 REF = "refs/heads/checkpoints"
 
@@ -240,6 +241,15 @@ class ShadowGit:
             )
             raise CheckpointError(f"Checkpoint git {args[0]} failed: {why}")
         return proc
+
+    def borrowed(self) -> Path | None:
+        """The user's objects directory whose blobs the index refers to but the store does not hold
+        yet (only ever read, never given to a command that writes objects); None: none."""
+        try:
+            text = (self.directory / BORROWED_FILE).read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError:
+            return None
+        return Path(text.strip()) if text.strip() else None
 
     def git(self, *args: str, input: bytes | None = None) -> bytes:
         """The output of a git call that must succeed."""

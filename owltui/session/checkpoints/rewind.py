@@ -1,8 +1,11 @@
 """Checkpoints in a session, and rewinding files and conversation.
 
-``Checkpointing`` is what the runtime wires: a ``CheckpointStore`` kept in the session directory
-(``<session file without .jsonl>/checkpoints.git``; a temporary directory with ``--no-session``),
-warmed in a worker thread at start, and a checkpoint before each user turn (the loop's
+``Checkpointing`` is what the runtime wires: a ``CheckpointStore`` shared by the workspace's
+sessions and kept between runs (``$XDG_DATA_HOME/owltui/checkpoints/<workspace key>.git``, the
+session's checkpoints on their own ref there), so a new session costs what changed since the last
+one; a session whose own store exists (``<session file without .jsonl>/checkpoints.git``, from
+before stores were shared) keeps using it; a temporary directory with ``--no-session``. Warmed
+in a worker thread at start, and a checkpoint before each user turn (the loop's
 ``before_user_turn``: the first prompt and each delivered follow-up). Git work always runs in a
 worker thread (``anyio.to_thread``). The first ``CheckpointError`` is one warning and turns
 checkpoints off for the session; a turn never fails because of them.
@@ -32,6 +35,7 @@ from owltui.agent.context import ContextBudget
 from owltui.agent.history import Compactable, CompactionMark, MemoryHistory
 from owltui.agent.hooks import Permission
 from owltui.agent.messages import Item, ToolCall, UserMessage
+from owltui.session.paths import data_dir, workspace_key
 from owltui.session.store.file import SessionError
 from owltui.session.store.store import SessionStore
 
@@ -41,7 +45,8 @@ if TYPE_CHECKING:  # imported when first used: the git side is not on the start-
     from owltui.session.checkpoints.records import Checkpoint
 
 Warn = Callable[[str], None]
-STORE_NAME = "checkpoints.git"
+STORE_NAME = "checkpoints.git"  # a session's own store, in its session directory (older sessions)
+SHARED_DIR = "checkpoints"  # in the data directory: one store per workspace
 T = TypeVar("T")
 MEMORY_LEAF = "memory-"  # a --no-session leaf: a key into the copies of the in-memory history
 
@@ -58,8 +63,10 @@ class Rewound:
 
 
 class Checkpointing:
-    """The session's checkpoints (see the module). ``directory``: where the shadow store lives;
-    None: a temporary directory, removed by ``close``."""
+    """The session's checkpoints (see the module). ``directory``: the session's own store
+    (``<session directory>/checkpoints.git``), used when it exists, else the workspace's shared
+    store with the session directory's name as the session's; None: a temporary directory,
+    removed by ``close``."""
 
     def __init__(
         self,
@@ -83,14 +90,20 @@ class Checkpointing:
         self._temp: Path | None = None
         self._memory: dict[str, tuple[list[Item], CompactionMark | None]] = {}
         self.error: str | None = None  # why checkpoints are off (None: on)
+        self.session: str | None = None  # the session's name in a shared store
         self.directory = self._place(directory)
         self._pending: threading.Event | None = None  # the current turn's snapshot, being taken
         self._failed: Exception | None = None
 
     # ---- the store ------------------------------------------------------------------------
     def _place(self, directory: Path | None) -> Path:
+        self.session = None
         if directory is not None:
-            return directory
+            if (directory / "objects").is_dir():
+                return directory  # an older session's own store: it keeps its checkpoints there
+            self.session = directory.parent.name
+            shared = data_dir(self._env) / SHARED_DIR
+            return shared / f"{workspace_key(self.workspace)}.git"
         import tempfile
 
         self._temp = Path(tempfile.mkdtemp(prefix="owltui-checkpoints-"))
@@ -111,6 +124,8 @@ class Checkpointing:
                     max_file_bytes=self.max_file_bytes,
                     scrub=self._scrub,
                     env=self._env,
+                    session=self.session,
+                    copy_borrowed=self.session is not None,
                 )
             return self._store
 
