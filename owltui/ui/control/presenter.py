@@ -6,7 +6,8 @@ by event type. Notice wording comes from ``owltui.session.describe``; the status
 the host's ``RunStats``, its context figure from the last response's usage over the model's window.
 
 ``replay(items)`` draws a saved conversation (``-c``, ``--resume``, ``/sessions``, a rewind): messages,
-attachments and tool blocks, folded.
+attachments and tool blocks, folded. Blocks the conversation drops in a long session are forgotten
+here too; scrolled back to, the items before the oldest block shown are drawn again from the history.
 """
 
 from __future__ import annotations
@@ -15,18 +16,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from owltui.agent import events as ev
-from owltui.agent.history import CompactionMark
-from owltui.agent.messages import AssistantMessage, Item, ToolResult, UserMessage
+from owltui.agent.history import Compactable, CompactionMark
+from owltui.agent.messages import Item
 from owltui.agent.requirement import SoftRequirement
 from owltui.session.approvals import Pending
 from owltui.session.commands.host import Host
 from owltui.session.commands.models import context_window
 from owltui.session.describe import Notice, describe, model_display, requirement_outcome
 from owltui.session.input.mentions import split_attachments
-from owltui.session.input.shell import SOURCE as SHELL_SOURCE
-from owltui.session.input.shell import context_message
 from owltui.session.stats import RunStats
 from owltui.ui.approval import build_view
+from owltui.ui.control.replay import draw_items, item_of, message_blocks
 from owltui.ui.widgets.blocks import AssistantBlock, AttachmentsBlock, InputBlock, NoticeBlock, ThinkingBlock
 from owltui.ui.widgets.conversation import ConversationView
 from owltui.ui.widgets.pause_banner import PauseBanner
@@ -36,8 +36,8 @@ from owltui.ui.widgets.tool_block import ToolBlock
 
 Later = Callable[..., Any]  # run a callback (sync or async) on the UI's loop after this one
 SUBAGENT_SHOWN = (ev.ToolStart, ev.ToolEnd, ev.ApprovalRequest)  # the rest stays out of the view
-SHELL_CONTEXT = context_message("\0", "").split("\0", 1)[0]  # how a `!command` reaches the model
 REPLAY_ITEMS = 200  # a resumed transcript draws at most the last this many items (~0.5 s)
+EARLIER_ITEMS = 40  # scrolled back past the oldest block shown, this many earlier items are drawn
 
 
 class Presenter:
@@ -68,6 +68,8 @@ class Presenter:
         # prompts already drawn, whose ``input`` event is not drawn again (only their attachments)
         self._echoed: list[tuple[str, InputBlock]] = []
         self.context_tokens: int | None = None  # the last request's size (its reported input + output)
+        conversation.dropped = self._dropped
+        conversation.earlier = self._draw_earlier
         self._steps: dict[type[ev.Event], Callable[[Any], Awaitable[None]]] = {
             ev.AgentStart: self._agent_start,
             ev.InputEvent: self._input,
@@ -123,20 +125,9 @@ class Presenter:
             return
         await self._message(e.lane, e.text)
 
-    async def _message(self, lane: str, text: str, source: str = "") -> None:
-        """A message in the conversation: its typed text, then its attachments (folded); a
-        ``!command`` given to the model is one line (its output is in the bash block above)."""
-        if text.startswith(SHELL_CONTEXT) or source == SHELL_SOURCE:
-            command = text[len(SHELL_CONTEXT) :].split("\n", 1)[0] if text.startswith(SHELL_CONTEXT) else ""
-            await self.conversation.add(
-                InputBlock(lane, f"$ {command}  (the command and its output go to the model)")
-            )
-            return
-        typed, blocks = split_attachments(text)
-        block = InputBlock(lane, typed)
-        await self.conversation.add(block)
-        if blocks:
-            await self.conversation.add(AttachmentsBlock(blocks))
+    async def _message(self, lane: str, text: str) -> None:
+        for block in message_blocks(lane, text):
+            await self.conversation.add(block)
 
     async def _message_start(self, _e: ev.MessageStart) -> None:
         self._assistant = None
@@ -263,38 +254,51 @@ class Presenter:
         start = max(0, len(items) - limit)
         if start:
             await self.notice(f"… {start} earlier messages not shown")
-        answers: list[tuple[AssistantBlock, str]] = []
-        for i in range(start, len(items)):
-            item = items[i]
-            if compaction is not None and i == compaction.first_kept and i > 0:
-                await self.notice("— compacted here: the model sees a summary of what is above —")
-            if isinstance(item, UserMessage) and item.text.startswith(SHELL_CONTEXT):
-                command, _, output = item.text[len(SHELL_CONTEXT) :].partition("\n")
-                shell = await self._tool_block(f"shell-replay-{i}", "bash", {"command": command}, True)
-                shell.finish("ok", output, collapse=True)  # a `!command` the user ran
-            elif isinstance(item, UserMessage):
-                await self._message(item.lane, item.text, item.source)
-            elif isinstance(item, AssistantMessage):
-                if item.thinking_text.strip():
-                    thinking = ThinkingBlock()
-                    await self.conversation.add(thinking)
-                    thinking.append(item.thinking_text)
-                if item.text.strip() or item.error:
-                    answer = AssistantBlock()
-                    await self.conversation.add(answer)
-                    answers.append((answer, item.text or f"({item.error})"))
-                for call in item.tool_calls:  # folded from the start (folding later scrolls to it)
-                    await self._tool_block(call.id, call.name, call.arguments, collapsed=True)
-                if item.usage.input_tokens:
-                    self.context_tokens = item.usage.input_tokens + item.usage.output_tokens
-            elif isinstance(item, ToolResult):
-                tool = await self._tool_block(item.call_id, item.name, {}, collapsed=True)
-                tool.finish(item.status, item.content, collapse=True)
-        for block, text in answers:  # Markdown once mounted (each block renders at its width)
-            block.feed(text)
-            block.end()
+        drawn = draw_items(items, start, len(items), bash_lines=self.bash_lines, compaction=compaction)
+        self._tools.update(drawn.tools)  # before mounting: those the cap drops are forgotten again
+        await self.conversation.add_all(drawn.widgets)
+        drawn.fill()
+        if drawn.context_tokens is not None:
+            self.context_tokens = drawn.context_tokens
         self._assistant = self._thinking = None
         self.redraw_status()
+        return start
+
+    # ---- a long conversation -------------------------------------------------------------
+    def _dropped(self, blocks: Sequence[object]) -> None:
+        """Blocks the conversation dropped: no reference to them is kept."""
+        gone = {id(b) for b in blocks}
+        self._tools = {k: b for k, b in self._tools.items() if id(b) not in gone}
+        self._echoed = [(t, b) for t, b in self._echoed if id(b) not in gone]
+        if id(self._thinking) in gone:
+            self._thinking = None
+
+    async def _draw_earlier(self) -> int:
+        """Draw the items before the oldest block shown (the blocks above it that no item maps to are
+        drawn again with them); how many items are still above."""
+        conv = self.conversation
+        items = self.host.agent.history.items()
+        shown = conv.blocks()
+        index, first = next(((i, b) for b in shown if (i := item_of(b, items)) is not None), (None, None))
+        if index is None or first is None:
+            return 0
+        start = max(0, index - EARLIER_ITEMS)
+        history = self.host.agent.history
+        compaction = history.compaction() if isinstance(history, Compactable) else None
+        drawn = draw_items(
+            items,
+            start,
+            index,
+            bash_lines=self.bash_lines,
+            compaction=compaction,
+            head_of_next=isinstance(first, ToolBlock),
+        )
+        stale = shown[: shown.index(first)]
+        if stale:
+            self._dropped(stale)
+            await conv.remove_children(stale)
+        await conv.add_earlier(drawn.widgets, before=first)
+        drawn.fill()
         return start
 
     # ---- the host's other news -----------------------------------------------------------

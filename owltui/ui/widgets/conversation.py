@@ -1,7 +1,10 @@
 """The scrolling conversation: starts at the top while it fits, follows the bottom once it overflows
-and while an answer streams, prunes old blocks in long sessions."""
+and while an answer streams, drops old blocks in long sessions (not while the user reads back through
+them) and, scrolled back to the top of what it holds, asks for the earlier ones to be drawn again."""
 
 from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
 
 from textual import events
 from textual.containers import VerticalScroll
@@ -11,7 +14,7 @@ from owltui.ui import look
 from owltui.ui.textual_compat import follows_bottom
 from owltui.ui.widgets.blocks import AssistantBlock, NoticeBlock
 
-MAX_BLOCKS = 400
+MAX_BLOCKS = 100  # widgets kept; scrolling back past them draws the earlier ones again
 
 
 class ConversationView(VerticalScroll, can_focus=False):
@@ -21,6 +24,11 @@ class ConversationView(VerticalScroll, can_focus=False):
         super().__init__(id=id)
         self.max_blocks = max_blocks
         self.pruned = 0
+        self.dropped: Callable[[Sequence[Widget]], None] | None = None  # told of the blocks it drops
+        # draws the items before the oldest block shown; returns how many are still above
+        self.earlier: Callable[[], Awaitable[int]] | None = None
+        self._drawing = False
+        self._reading_back = False  # earlier blocks were drawn again and the user has not left them
 
     def on_mount(self) -> None:
         self._anchor_once_full()
@@ -62,20 +70,73 @@ class ConversationView(VerticalScroll, can_focus=False):
         await self._prune()
         return widget
 
+    async def add_all(self, widgets: Sequence[Widget]) -> None:
+        if widgets:
+            await self.mount_all(widgets)
+            await self._prune()
+
+    def blocks(self) -> list[Widget]:
+        """The blocks shown, oldest first (the line saying some were dropped is not one)."""
+        return [c for c in self.children if not c.has_class("-pruned")]
+
+    def _marker(self) -> NoticeBlock | None:
+        first = self.children[0] if self.children else None
+        return first if isinstance(first, NoticeBlock) and first.has_class("-pruned") else None
+
     async def _prune(self) -> None:
-        blocks = [c for c in self.children if not isinstance(c, NoticeBlock) or not c.has_class("-pruned")]
-        extra = len(blocks) - self.max_blocks
+        """Past the cap, the oldest blocks go (not while the user reads what was drawn again)."""
+        extra = len(self.children) - (self._marker() is not None) - self.max_blocks
         if extra <= 0:
             return
+        if self._reading_back:
+            if self.scroll_y < self.max_scroll_y and not follows_bottom(self):
+                return
+            self._reading_back = False
+        blocks = self.blocks()
         victims = [c for c in blocks[:extra] if not (isinstance(c, AssistantBlock) and not c.done)]
         if not victims:
             return
         self.pruned += len(victims)
         await self.remove_children(victims)
-        marker = self.query(".-pruned")
-        if marker:
-            marker.first(NoticeBlock).update(f"… {self.pruned} earlier blocks pruned")
+        if self.dropped is not None:
+            self.dropped(victims)
+        await self._mark(f"… {self.pruned} earlier blocks pruned (scroll up to draw them again)")
+
+    async def _mark(self, text: str) -> None:
+        marker = self._marker()
+        if marker is not None:
+            marker.update(text)
         else:
-            note = NoticeBlock(f"… {self.pruned} earlier blocks pruned")
+            note = NoticeBlock(text)
             note.add_class("-pruned")
             await self.mount(note, before=0)
+
+    async def add_earlier(self, widgets: Sequence[Widget], before: Widget) -> None:
+        if widgets:
+            await self.mount_all(widgets, before=before)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 < old_value and self.pruned and self.earlier is not None and not self._drawing:
+            self._drawing = True
+            self.call_later(self._draw_earlier)
+
+    async def _draw_earlier(self) -> None:
+        """Draw what is above the oldest block shown, keeping that block where it is on screen."""
+        try:
+            if self.earlier is None:
+                return
+            shown = {id(b) for b in self.blocks()}
+            left = await self.earlier()
+            self._reading_back = True
+            keep = next((b for b in self.blocks() if id(b) in shown), None)
+            marker = self._marker()
+            if left:
+                await self._mark(f"… {left} earlier messages (scroll up to draw them)")
+            elif marker is not None:
+                self.pruned = 0
+                await marker.remove()
+            if keep is not None:
+                self.call_after_refresh(self.scroll_to_widget, keep, animate=False, top=True)
+        finally:
+            self._drawing = False
