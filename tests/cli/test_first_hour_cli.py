@@ -1,8 +1,11 @@
 """A newcomer's first runs through the real CLI: ``-c`` takes the session used last (not the one
-created last), and a first print-mode run leaves nothing in the repository."""
+created last), and a first print-mode run leaves nothing in the repository that git shows: no
+``.owltui/`` at all without a command, and with one only the empty mount point that keeps it
+read-only."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from tests.cli.fake_openai import FakeOpenAI, Turn
@@ -31,3 +34,21 @@ def test_print_mode_leaves_no_owltui_directory(
     assert r.returncode == 0, r.stderr
     assert "hello" in r.stdout
     assert not (workspace / ".owltui").exists()
+
+
+def test_a_first_command_leaves_only_an_empty_owltui_directory_git_does_not_show(
+    fake: FakeOpenAI, env: dict[str, str], workspace: Path
+) -> None:
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    subprocess.run(["git", "-C", str(workspace), "add", "-A"], check=True)
+    before = subprocess.run(
+        ["git", "-C", str(workspace), "status", "--porcelain"], capture_output=True, text=True, check=True
+    ).stdout
+    fake.add(Turn(text="Listing.", calls=[("bash", {"command": "ls"})]), Turn(text="Listed."))
+    r = run_cli(["-p", "--yes", "list the files", *openai_args(fake.url)], env, workspace)
+    assert r.returncode == 0, r.stderr
+    assert (workspace / ".owltui").is_dir() and not any((workspace / ".owltui").iterdir())
+    after = subprocess.run(
+        ["git", "-C", str(workspace), "status", "--porcelain"], capture_output=True, text=True, check=True
+    ).stdout
+    assert after == before

@@ -97,7 +97,7 @@ def _usage(req: ModelRequest) -> Usage:
     )
 
 
-def _done(messages: Sequence[Item]) -> set[int]:
+def done_files(messages: Sequence[Item]) -> set[int]:
     """The files the model can see were read: in results, or listed as done by a summary."""
     seen: set[int] = set()
     for m in messages:
@@ -122,10 +122,10 @@ def worker(
             assert isinstance(transcript, str)
             if summaries is not None:
                 summaries.append(transcript)
-            done = ",".join(map(str, sorted(_done([UserMessage(text=transcript)]))))
+            done = ",".join(map(str, sorted(done_files([UserMessage(text=transcript)]))))
             pending = f"read the files after {done.rsplit(',', 1)[-1]}" if done else "all of them"
             return Step(text=f"Done: read files {done}. Pending: {pending}.", usage=_usage(req))
-        nxt = next((n for n in range(1, files + 1) if n not in _done(req.messages)), None)
+        nxt = next((n for n in range(1, files + 1) if n not in done_files(req.messages)), None)
         if nxt is None:
             return Step(text=f"All {files} files read.", usage=_usage(req))
         return Step(

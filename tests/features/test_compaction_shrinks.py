@@ -10,7 +10,6 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -18,12 +17,13 @@ import pytest
 from owltui.agent.agent import Agent
 from owltui.agent.config import LoopConfig
 from owltui.agent.context import TARGET_SHARE, item_chars
-from owltui.agent.messages import AssistantMessage, Item, ToolResult, Usage, UserMessage
+from owltui.agent.messages import AssistantMessage, Usage, UserMessage
 from owltui.agent.model import ModelRequest
 from owltui.agent.pause import PauseGate
 from owltui.features.compaction import SUMMARY_PROMPT, compact_for_loop
 from owltui.testing.scripted import Call, ScriptedModel, Step
 from tests.agent.helpers import Echo, check_history
+from tests.features.test_compaction import done_files
 
 pytestmark = pytest.mark.anyio
 
@@ -34,16 +34,6 @@ def provider_count(req: ModelRequest, density: float) -> int:
     """The provider's input tokens: ``density`` tokens a character of the whole request."""
     tools = sum(len(s.description) + len(json.dumps(s.parameters)) for s in req.tools)
     return math.ceil(density * (len(req.system) + tools + sum(map(item_chars, req.messages))))
-
-
-def done_files(messages: Sequence[Item]) -> set[int]:
-    seen: set[int] = set()
-    for m in messages:
-        text = m.content if isinstance(m, ToolResult) else m.text if isinstance(m, UserMessage) else ""
-        seen |= {int(n) for n in re.findall(r"contents of file (\d+)", text)}
-        for listed in re.findall(r"Done: read files ([\d,]+)", text):
-            seen |= {int(n) for n in listed.split(",")}
-    return seen
 
 
 def reader(files: int, size: int, density: float):

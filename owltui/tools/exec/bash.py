@@ -18,6 +18,7 @@ and killed with it when it is cancelled. A result whose output spilled to a file
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -218,15 +219,20 @@ class BashTool:
         left = ctx.cancel.time_left()
         if left is not None:
             cap = min(cap, left)
+        start = functools.partial(
+            Proc,
+            args.command,
+            ctx.workspace,
+            jobs.spill_dir if jobs else default_spill_dir(),
+            sandbox=sandbox_for(ctx),
+            sandboxed=sandboxed,
+            scrubber=ctx.services.redactor,
+        )
         try:
-            proc = Proc(
-                args.command,
-                ctx.workspace,
-                jobs.spill_dir if jobs else default_spill_dir(),
-                sandbox=sandbox_for(ctx),
-                sandboxed=sandboxed,
-                scrubber=ctx.services.redactor,
-            )
+            # the git look before the command and a sandboxed fork (several ms) off the event loop;
+            # shielded, so a process that was started is always owned by what follows
+            with anyio.CancelScope(shield=True):
+                proc = await anyio.to_thread.run_sync(start)
         except OSError as exc:
             raise ToolError(f"Could not start the shell: {exc}") from exc
         if jobs is not None:
