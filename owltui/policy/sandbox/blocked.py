@@ -180,6 +180,25 @@ def _resolve(text: str, cwd: Path) -> Path:
     return Path(os.path.realpath(p.parent)) / p.name if p.name else Path(os.path.realpath(p))
 
 
+# what a refused access of each kind means, in the order the sentences are given
+_REFUSED = {
+    "pseudo": (
+        "blocked by the sandbox: writing {names} is not allowed; it is a kernel pseudo-filesystem "
+        "entry, which sandbox_writable cannot make writable (only --sandbox off would)"
+    ),
+    "read-pseudo": (
+        "blocked by the sandbox: reading {names} was refused (a read, not a write): sandboxed "
+        "commands cannot look into processes outside the sandbox (their environment, memory, open "
+        "files, working directory); no sandbox_writable entry changes this"
+    ),
+    "read-file": (
+        "blocked by the sandbox: reading {names} was refused (a read, not a write): sandboxed "
+        "commands run without root's override of file permissions, so other users' private files "
+        "stay closed; no sandbox_writable entry changes this (only --sandbox off would)"
+    ),
+}
+
+
 def explain_blocked(policy: Confinement, output: str, cwd: Path) -> str | None:
     """The "blocked by the sandbox" sentence for ``output``, or None when no refusal of the sandbox's
     shows (a refused read is reported as a read, a refused write as a write)."""
@@ -222,26 +241,9 @@ def explain_blocked(policy: Confinement, output: str, cwd: Path) -> str | None:
             f"({', '.join(str(p) for p in outside[:3])}); the user can allow this path with "
             f"sandbox_writable = [{listed}] in the config file, or run OwlTUI with --sandbox off"
         )
-    if found.get("pseudo"):
-        names = ", ".join(str(p) for p in found["pseudo"][:3])
-        parts.append(
-            f"blocked by the sandbox: writing {names} is not allowed; it is a kernel pseudo-filesystem "
-            "entry, which sandbox_writable cannot make writable (only --sandbox off would)"
-        )
-    if found.get("read-pseudo"):
-        names = ", ".join(str(p) for p in found["read-pseudo"][:3])
-        parts.append(
-            f"blocked by the sandbox: reading {names} was refused (a read, not a write): sandboxed "
-            "commands cannot look into processes outside the sandbox (their environment, memory, open "
-            "files, working directory); no sandbox_writable entry changes this"
-        )
-    if found.get("read-file"):
-        names = ", ".join(str(p) for p in found["read-file"][:3])
-        parts.append(
-            f"blocked by the sandbox: reading {names} was refused (a read, not a write): sandboxed "
-            "commands run without root's override of file permissions, so other users' private files "
-            "stay closed; no sandbox_writable entry changes this (only --sandbox off would)"
-        )
+    for kind, sentence in _REFUSED.items():
+        if found.get(kind):
+            parts.append(sentence.format(names=", ".join(str(p) for p in found[kind][:3])))
     if network:
         parts.append("blocked by the sandbox: network connections are not allowed (sandbox_network = false)")
     return "\n".join(parts) if parts else None
