@@ -125,9 +125,10 @@ def _summary(result: ToolResult) -> str:
     if result.name == "ls":
         names = ", ".join(ln.strip() for ln in lines[:8])
         more = f" and {len(lines) - 8} more" if len(lines) > 8 else ""
-        if not lines:
+        if not lines or lines == ["(empty directory)"]:
             return "The directory is empty."
-        return f"The directory has {len(lines)} entries: {names}{more}."
+        count = "1 entry" if len(lines) == 1 else f"{len(lines)} entries"
+        return f"The directory has {count}: {names}{more}."
     if result.name == "read":
         head = " / ".join(ln.strip() for ln in lines[:3])
         if not lines:

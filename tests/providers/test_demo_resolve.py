@@ -61,6 +61,24 @@ def test_demo_summarises_tool_results_and_is_deterministic() -> None:
     assert ask("", items=items) == msg
 
 
+@pytest.mark.parametrize(
+    ("listing", "says"),
+    [
+        ("(empty directory)", "The directory is empty."),
+        ("", "The directory is empty."),
+        ("notes.txt\n", "The directory has 1 entry: notes.txt."),
+        ("a\nb\n", "The directory has 2 entries: a, b."),
+    ],
+)
+def test_demo_counts_a_listing_in_plain_words(listing: str, says: str) -> None:
+    items: list[Item] = [
+        UserMessage(text="list the files"),
+        AssistantMessage(tool_calls=[ToolCall(id="demo_1", name="ls")], stop_reason="tool_use"),
+        ToolResult(call_id="demo_1", name="ls", content=listing),
+    ]
+    assert ask("", items=items).text == says
+
+
 def test_demo_explains_itself_and_honours_tool_choice() -> None:
     help_msg = ask("what's the meaning of life?")
     assert not help_msg.tool_calls and "demo" in help_msg.text.lower()

@@ -120,3 +120,25 @@ async def test_conversation_follows_its_end_once_it_overflows(tmp_path: Path) ->
         await pilot.pause()
         await pilot.pause()
         assert conv.scroll_y == conv.max_scroll_y > 0 and "note 11" in " ".join(screen_lines(app))
+
+
+async def test_the_demo_answers_stay_in_view_as_they_overflow(tmp_path: Path) -> None:
+    """Four demo answers (a prompt, a folded ``ls`` block, the reply) overflow 24 lines; after each
+    the reply is in view and the view still follows the end."""
+    app, boot = launched_demo(tmp_path)
+    (tmp_path / "ws" / "a.txt").write_text("a\n")
+    (tmp_path / "ws" / "b.txt").write_text("b\n")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await attached(pilot, app, boot)
+        conv = app.conversation
+        for n in range(6):
+            app.input.text = "list the files"
+            await pilot.press("enter")
+            await app.agent.wait_idle()
+            for _ in range(3):
+                await pilot.pause()
+            assert conv.following and conv.scroll_y == conv.max_scroll_y, n
+            lines = screen_lines(app)
+            box = max(i for i, line in enumerate(lines) if line.strip().startswith("╭"))
+            above = [line.strip() for line in lines[:box] if line.strip()]
+            assert above[-1] == "The directory has 2 entries: a.txt, b.txt.", (n, lines)

@@ -20,6 +20,7 @@ from textual.widgets import Collapsible, Static
 from owltui.ui.approval import ApprovalView, plain_lines, rich_view, visible
 from owltui.ui.call_preview import edit_diff_lines, write_head_lines
 from owltui.ui.text import clean, summarize_args
+from owltui.ui.widgets.conversation import ConversationView
 
 STATUS_ICONS = {
     "pending": "·",
@@ -241,6 +242,16 @@ class ToolBlock(Collapsible):
             rerun = self.prompt is not None and self.prompt.view.rerun
             label = "awaiting approval to run WITHOUT the sandbox" if rerun else "awaiting approval"
         return escape(f"{icon} {visible(self.tool_name)}  {summary}  · {label}")
+
+    def scroll_visible(self, *args: Any, **kwargs: Any) -> None:
+        """Folding or unfolding scrolls the block into view (``Collapsible`` does it after each change),
+        unless the conversation follows its end: that scroll would let go of the bottom (the answer
+        after the block left below the view), and the end of a followed conversation is in view anyway.
+        """
+        parent = self.parent
+        if isinstance(parent, ConversationView) and parent.following:
+            return
+        super().scroll_visible(*args, **kwargs)
 
     def set_status(self, status: str) -> None:
         self.status = status
