@@ -241,7 +241,7 @@ class CheckpointStore:
         the checkpoint's own ignore rules exclude it may be listed here."""
         with self._guard():
             cp = self.get(checkpoint_id)
-            writes, deletes = plan(self._shadow, cp, self._snapshot().tree)
+            writes, deletes = plan(cp, changes(self._shadow, cp.tree, self._snapshot().tree))
             return sorted({*writes, *deletes})
 
     def restore(self, checkpoint_id: str) -> builtins.list[str]:
@@ -258,11 +258,13 @@ class CheckpointStore:
         with self._guard():
             cp = self.get(checkpoint_id)
             now = self._snapshot().tree
+            diff = changes(self._shadow, cp.tree, now)
             last = self._checkpoints[-1]
             if last.files is None:
-                self._checkpoints[-1] = replace(last, files=self._changed(last.tree, now))
+                since_last = len(diff) if last.tree == cp.tree else self._changed(last.tree, now)
+                self._checkpoints[-1] = replace(last, files=since_last)
                 self._save()
-            writes, deletes = plan(self._shadow, cp, now)
+            writes, deletes = plan(cp, diff)
             if not writes and not deletes:
                 return []
             done: set[str] = set()
@@ -271,13 +273,13 @@ class CheckpointStore:
                 # The checkpoint's ignore rules decide which of the new files existed then unseen:
                 # put its .gitignore files back first, then ask git which deletions they ignore.
                 done |= delete(self.workspace, [p for p in deletes if p in ignore_files])
-                done |= checkout(self._shadow, cp.tree, [p for p in writes if p in ignore_files])
+                done |= checkout(self._shadow, [c for p, c in writes.items() if p in ignore_files])
                 rest = [p for p in deletes if p not in ignore_files]
                 kept = set(ignored(self._shadow, rest))
                 deletes = [p for p in rest if p not in kept]
-                writes = [p for p in writes if p not in ignore_files]
+                writes = {p: c for p, c in writes.items() if p not in ignore_files}
             done |= delete(self.workspace, deletes)
-            done |= checkout(self._shadow, cp.tree, writes)
+            done |= checkout(self._shadow, list(writes.values()))
             return sorted(done)
 
     def undo(self) -> builtins.list[str]:

@@ -1,7 +1,7 @@
 """The workspace's files and the store's trees: snapshots, what changed, and putting files back.
 
 ``snapshot`` brings the private index up to the workspace (only what ``ls-files`` reports as
-changed or new) and writes its tree, leaving out files over the size limit and nested
+changed, deleted or new: no second walk) and writes its tree, leaving out files over the size limit and nested
 repositories; ``changes`` compares two trees; ``plan`` turns a checkpoint and the tree of now into
 paths to write and paths to delete; ``delete``, ``checkout`` and ``ignored`` carry that out. Paths
 are workspace-relative; nothing outside the workspace is touched (no symlinked parent is followed).
@@ -29,6 +29,7 @@ class Change:
     path: str
     old_mode: str
     new_mode: str
+    old_sha: str = ""  # the object at the checkpoint (old) side
 
     @property
     def gitlink(self) -> bool:
@@ -82,9 +83,7 @@ def snapshot(g: ShadowGit, max_file_bytes: int, max_files: int, nested_cleared: 
             f"record, more than the limit of {max_files}; ignore rules "
             "(.gitignore) can leave the bulk out."
         )
-    if any(path not in excluded for _, path in entries):
-        pathspecs = [".", *(f":(exclude,literal){p}" for p in sorted(excluded))]
-        g.run(["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"], input=z(pathspecs))
+    _update_index(g, entries, excluded)
     stale = tracked_large + [p for p in nested if p not in nested_cleared]
     if stale:
         specs = z(f":(literal){p}" for p in stale)
@@ -104,6 +103,26 @@ def snapshot(g: ShadowGit, max_file_bytes: int, max_files: int, nested_cleared: 
         nested_cleared.update(nested)
     skipped.sort(key=lambda s: s.path)
     return Snapshot(write_tree(g), skipped)
+
+
+def _update_index(g: ShadowGit, entries: Sequence[tuple[str, str]], excluded: set[str]) -> None:
+    """Bring exactly the listed paths into the index: one ``update-index`` for what is gone (deleted,
+    or now beyond a symbolic link: the workspace's file there is not the one recorded) and one for
+    what is new or changed. No second walk of the workspace (``git add --all .`` walked it again)."""
+    deleted = {path for tag, path in entries if tag == "R"}
+    gone: set[str] = set()
+    present: set[str] = set()
+    for tag, path in entries:
+        if path in excluded or path.endswith("/") or tag not in ("C", "R", "?"):
+            continue
+        if path in deleted or not _safe_parent(g.workspace, path):
+            gone.add(path)
+        else:
+            present.add(path)
+    if gone:
+        g.run(["update-index", "--force-remove", "-z", "--stdin"], input=z(sorted(gone)))
+    if present:
+        g.run(["update-index", "--add", "--remove", "--replace", "-z", "--stdin"], input=z(sorted(present)))
 
 
 def write_tree(g: ShadowGit) -> str:
@@ -134,22 +153,23 @@ def changes(g: ShadowGit, old: str, new: str) -> list[Change]:
         if not meta.startswith(b":"):
             i += 1
             continue
-        old_mode, new_mode = meta[1:].decode().split(" ")[:2]
-        change = Change(os.fsdecode(fields[i + 1]), old_mode, new_mode)
+        old_mode, new_mode, old_sha = meta[1:].decode().split(" ")[:3]
+        change = Change(os.fsdecode(fields[i + 1]), old_mode, new_mode, old_sha)
         if not change.gitlink:
             found.append(change)
         i += 2
     return found
 
 
-def plan(g: ShadowGit, cp: Checkpoint, now: str) -> tuple[list[str], list[str]]:
-    """(paths to write from the checkpoint, paths to delete) to go from ``now`` to ``cp``."""
+def plan(cp: Checkpoint, diff: Sequence[Change]) -> tuple[dict[str, Change], list[str]]:
+    """(what to write from the checkpoint, by path; paths to delete) to go from the state ``diff``
+    was taken against (``changes(g, cp.tree, now)``) back to ``cp``."""
     left_out = [s.path for s in cp.skipped if s.reason != "ignored"]
-    writes: list[str] = []
+    writes: dict[str, Change] = {}
     deletes: list[str] = []
-    for change in changes(g, cp.tree, now):
+    for change in diff:
         if not change.added:
-            writes.append(change.path)
+            writes[change.path] = change
         elif not any(change.path == p or (p.endswith("/") and change.path.startswith(p)) for p in left_out):
             deletes.append(change.path)
     return writes, deletes
@@ -211,16 +231,17 @@ def delete(workspace: Path, paths: Sequence[str]) -> set[str]:
     return done
 
 
-def checkout(g: ShadowGit, tree: str, paths: Sequence[str]) -> set[str]:
-    """Write ``paths`` from ``tree`` into the workspace (not over a directory); the paths done."""
+def checkout(g: ShadowGit, writes: Sequence[Change]) -> set[str]:
+    """Write each change's checkpoint side into the workspace (not over a directory); the paths
+    done. A scratch index holds just those entries (not the checkpoint's whole tree)."""
     todo = []
-    for rel in paths:
+    for change in writes:
         try:
-            if stat.S_ISDIR(os.lstat(g.workspace / rel).st_mode):
+            if stat.S_ISDIR(os.lstat(g.workspace / change.path).st_mode):
                 continue  # a directory (maybe holding ignored files) is never swept away
         except OSError:
             pass
-        todo.append(rel)
+        todo.append(change)
     if not todo:
         return set()
     scratch = g.directory / RESTORE_INDEX
@@ -229,10 +250,13 @@ def checkout(g: ShadowGit, tree: str, paths: Sequence[str]) -> set[str]:
     borrowed = g.borrowed()
     if borrowed is not None:  # read-only use of the user's objects: nothing there is written
         env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(borrowed)
+    info = b"".join(
+        f"{c.old_mode} {c.old_sha}\t".encode() + os.fsencode(g.prefix + c.path) + b"\0" for c in todo
+    )
     try:
-        args = ["read-tree", *([f"--prefix={g.prefix}"] if g.prefix else []), tree]
-        g.run(args, env=env)
-        g.run(["checkout-index", "--force", "-z", "--stdin"], env=env, input=z(todo))
+        g.run(["update-index", "-z", "--index-info"], env=env, input=info)
+        paths = [c.path for c in todo]
+        g.run(["checkout-index", "--force", "-z", "--stdin"], env=env, input=z(paths))
     finally:
         scratch.unlink(missing_ok=True)
-    return set(todo)
+    return {c.path for c in todo}
