@@ -49,6 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--rpc", action="store_true", help="RPC mode: JSON lines on stdin and stdout")
     mode.add_argument("--plain", action="store_true", help="line-mode REPL instead of the full-screen TUI")
     mode.add_argument("--sessions", action="store_true", help="list this directory's sessions and exit")
+    mode.add_argument(
+        "--gc",
+        action="store_true",
+        help="prune the checkpoint stores now (deleted sessions' checkpoints, stores over budget) and exit",
+    )
     p.add_argument(
         "--output",
         choices=("text", "jsonl"),
@@ -148,6 +153,23 @@ def _load_front_end(module: str, func: str) -> Any:
     return fn if callable(fn) else None
 
 
+def _gc() -> int:
+    """``owltui --gc``: every workspace's checkpoint store pruned now, a line each."""
+    import os
+
+    from owltui.session.checkpoints.prune import prune_everything
+    from owltui.session.config import load_config
+    from owltui.session.paths import data_dir
+
+    budget = load_config().checkpoint_budget_mb * 1024 * 1024
+    reports = prune_everything(data_dir(), budget=budget, env=os.environ)
+    for report in reports:
+        print(report.line())
+    freed = sum(r.freed for r in reports)
+    print(f"{len(reports)} checkpoint stores looked at, {freed / 1e6:.1f} MB freed.")
+    return 1 if any(r.error for r in reports) else 0
+
+
 def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -172,6 +194,10 @@ def _run(argv: Sequence[str] | None) -> int:
             return 0
         print(format_listing(infos))
         return 0
+    if args.gc:
+        if prompt is not None:
+            parser.error("--gc takes no prompt")
+        return _gc()
     if args.output == "jsonl" and not args.print_mode:
         parser.error("--output jsonl needs -p (print mode)")
     if args.print_mode:

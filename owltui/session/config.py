@@ -43,6 +43,9 @@ class Config(BaseModel):
     # left out
     checkpoints: bool = True
     checkpoint_max_file_bytes: int = Field(5 * 1024 * 1024, ge=0)
+    # the workspace's checkpoint store is kept under this size: past it, the checkpoints of its least
+    # recently used sessions go (checked once a day; owltui --gc now)
+    checkpoint_budget_mb: int = Field(2048, ge=1)
     stream_idle_timeout: float = Field(120.0, gt=0)
     # the model's context window in tokens (over the catalog's; local models): automatic compaction
     # triggers at 80 % of it. compaction_confirm: close the pause gate first, so the user can look

@@ -21,6 +21,7 @@ checkpoint leaves out).
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import uuid
 from collections.abc import Callable, Mapping
@@ -78,8 +79,13 @@ class Checkpointing:
         scrub: Callable[[str], str] | None = None,
         env: Mapping[str, str] | None = None,
         warn: Warn | None = None,
+        budget_mb: int | None = None,
     ) -> None:
         self.agent = agent
+        self.budget_mb = budget_mb  # the shared store's size budget (None: the default)
+        self._sessions_dir: Path | None = None  # where the workspace's session files are
+        self.prune_checked = threading.Event()  # set once the start-up look at pruning is over
+        self.pruning: subprocess.Popen[bytes] | None = None  # the pruning process it started
         self.workspace = workspace
         self.max_file_bytes = max_file_bytes
         self._scrub = scrub
@@ -102,6 +108,7 @@ class Checkpointing:
             if (directory / "objects").is_dir():
                 return directory  # an older session's own store: it keeps its checkpoints there
             self.session = directory.parent.name
+            self._sessions_dir = directory.parent.parent
             shared = data_dir(self._env) / SHARED_DIR
             return shared / f"{workspace_key(self.workspace)}.git"
         import tempfile
@@ -146,6 +153,36 @@ class Checkpointing:
             await anyio.to_thread.run_sync(lambda: self.store().warm())
         except (CheckpointError, OSError) as exc:
             self._disable(exc)
+            self.prune_checked.set()
+            return
+        await anyio.to_thread.run_sync(self._prune_if_due)
+
+    def _prune_if_due(self) -> None:
+        """Once a day per shared store, when there is something to remove (checkpoints no session
+        can reach, a store over its budget), a process of its own prunes it
+        (``owltui.session.checkpoints.prune``), holding the store's lock: a snapshot meanwhile waits."""
+        import os
+
+        from owltui.session.checkpoints import prune
+
+        sessions_dir, directory, session = self._sessions_dir, self.directory, self.session
+        budget = (self.budget_mb if self.budget_mb is not None else prune.DEFAULT_BUDGET_MB) * 1024 * 1024
+        try:
+            if sessions_dir is None or session is None or not prune.due(directory):
+                return
+            if prune.wanted(directory, sessions_dir, budget=budget, keep=session):
+                env = dict(self._env) if self._env is not None else dict(os.environ)
+                self.pruning = prune.spawn(directory, sessions_dir, budget=budget, keep=session, env=env)
+        except OSError:
+            pass  # looked at again on a later day; checkpoints keep working meanwhile
+        finally:
+            self.prune_checked.set()
+
+    def pruned_note(self) -> str | None:
+        """Why this session has no checkpoints left, when a budget pass removed them."""
+        from owltui.session.checkpoints.prune import pruned_note
+
+        return pruned_note(self.directory, self.session) if self.session is not None else None
 
     def reset(self, directory: Path | None) -> None:
         """A new session (``/new``): a fresh store in ``directory`` (None: a temporary one)."""

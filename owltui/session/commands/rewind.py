@@ -144,7 +144,8 @@ def pick_checkpoint(ctx: Context) -> Reply:
     async def picker() -> Reply:
         listing = await cps.listing()
         if not listing.rows:
-            return Reply("no checkpoints yet: one is taken before each prompt", "info")
+            note = cps.pruned_note()
+            return Reply(note or "no checkpoints yet: one is taken before each prompt", "info")
         labels = tuple(row.label for row in listing.rows)
         lines = [f"  {row.id}  {label}" for row, label in zip(listing.rows, labels, strict=True)]
         text = "checkpoints, newest first (/rewind ID [files|conversation]):\n" + "\n".join(lines)

@@ -268,6 +268,7 @@ def _checkpointing(
         options.workspace,
         directory,
         max_file_bytes=config.checkpoint_max_file_bytes,
+        budget_mb=config.checkpoint_budget_mb,
         scrub=redactor.scrub,
         env=env,
         warn=warn,
