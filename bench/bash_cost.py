@@ -2,15 +2,16 @@
 
     PYTHONPATH=/work/main python bench/bash_cost.py [--runs 50] [--files 1,10000]
 
-For each repository size (a git repository of N committed files, 20 to a directory) three things run
+For each repository size (a git repository of N committed files, 20 to a directory) four things run
 alternately, ``--runs`` times each: a bare ``subprocess.run(["sh", "-c", "true"])`` (the floor), the
 ``bash`` tool's ``run`` with the sandbox off, and with the default workspace-write sandbox (Landlock,
-namespaces, seccomp, the git binds and the git check before and after the command), both with a job
-manager as in a session. It prints medians with p10/p90, the ratios to the floor, and for the
-sandboxed call a breakdown: the time spent in the pieces of the path (the git check before the
-command, the plan of binds, starting the process — which includes the child's sandbox set-up, since
-``Popen`` waits for the ``exec`` —, the wait for it to end, the escapee scan, the git check after
-it), as medians over the runs. The permission review of the call (``PermissionPolicy.review``) is
+namespaces, seccomp, the git binds and the git check before and after the command) started by the
+fork server (the default) and the old way (``Popen(preexec_fn=...)``, a fork of this process), all
+with a job manager as in a session. ``--ballast-mb`` makes this process the size of a TUI session.
+It prints medians with p10/p90, the ratios to the floor, and a breakdown: the time spent in the
+pieces of the path (the git check before the command, the plan of binds, starting the process —
+which includes the child's sandbox set-up, since both ``Popen`` and the fork server wait for the
+``exec`` —, the wait for it to end, the escapee scan, the git check after it), as medians. The permission review of the call (``PermissionPolicy.review``) is
 timed apart, as it runs in the loop before the tool.
 """
 
@@ -40,6 +41,7 @@ from owltui.tools.exec import bash as bash_mod
 from owltui.tools.exec import proc as proc_mod
 from owltui.tools.exec.bash import BashParams, BashTool
 from owltui.tools.exec.reaper import REAPER
+from owltui.tools.exec.spawn import SPAWNER, Spawner
 from owltui.tools.jobs.manager import JobManager
 
 PIECES: dict[str, float] = {}
@@ -83,7 +85,8 @@ def _instrument() -> None:
     _wrap(bash_mod, "_audited", "git check after, in a thread", _atimed)
     _wrap(JobManager, "collect_escaped", "jobs.collect_escaped")
     _wrap(JobManager, "watch", "jobs.watch")
-    _wrap(SandboxPolicy, "preexec", "preexec (git check, plan)")
+    _wrap(SandboxPolicy, "plan", "plan (git check, binds)")
+    _wrap(Spawner, "start", "fork server (child set-up, exec)")
     _wrap(SandboxPolicy, "child_env", "child_env")
     _wrap(proc_mod, "child_env", "child_env")
     _wrap(proc_mod, "become_subreaper", "become_subreaper")
@@ -114,11 +117,16 @@ def _summary(name: str, ms: list[float], floor: float) -> str:
 
 
 async def _measure(ws: Path, spill: Path, runs: int) -> None:
-    policies = {"sandbox off": SandboxPolicy("off", ws), "sandbox on": SandboxPolicy("workspace-write", ws)}
+    on = SandboxPolicy("workspace-write", ws)
+    policies = {
+        "sandbox off": (SandboxPolicy("off", ws), True),
+        "sandbox on": (on, True),
+        "on, preexec": (on, False),
+    }
     tool = BashTool()
     params = BashParams(command="true", timeout=None)
     times: dict[str, list[float]] = {"floor (sh -c true)": [], **{k: [] for k in policies}}
-    pieces: dict[str, dict[str, list[float]]] = {"sandbox off": {}, "sandbox on": {}}
+    pieces: dict[str, dict[str, list[float]]] = {k: {} for k in policies}
     review: list[float] = []
     perms = PermissionPolicy(ws, "ask", config_dir=spill / "cfg")
     call = ToolCall(id="c", name="bash", arguments={"command": "true"})
@@ -126,7 +134,8 @@ async def _measure(ws: Path, spill: Path, runs: int) -> None:
     jobs = JobManager(lambda _e: None, spill_dir=spill)
     try:
 
-        async def one(policy: SandboxPolicy) -> float:
+        async def one(policy: SandboxPolicy, server: bool) -> float:
+            SPAWNER.enabled = server
             ctx = ToolContext(ws, CancelToken(), services=Services(sandbox=policy, jobs=jobs))
             t = time.perf_counter()
             out = await tool.run(params, ctx)
@@ -134,15 +143,15 @@ async def _measure(ws: Path, spill: Path, runs: int) -> None:
             assert not out.is_error, out.content
             return took
 
-        for policy in policies.values():  # warm-up: the plans are cached per policy
-            await one(policy)
+        for policy, server in policies.values():  # warm-up: the plans are cached per policy
+            await one(policy, server)
         for _ in range(runs):
             t = time.perf_counter()
             subprocess.run(["sh", "-c", "true"], check=True)  # noqa: ASYNC221 - the floor blocks, as a shell would
             times["floor (sh -c true)"].append((time.perf_counter() - t) * 1000)
-            for name, policy in policies.items():
+            for name, (policy, server) in policies.items():
                 PIECES.clear()
-                times[name].append(await one(policy))
+                times[name].append(await one(policy, server))
                 for piece, took in PIECES.items():
                     pieces[name].setdefault(piece, []).append(took)
             t = time.perf_counter()
@@ -153,16 +162,23 @@ async def _measure(ws: Path, spill: Path, runs: int) -> None:
     floor = statistics.median(times["floor (sh -c true)"])
     for name, ms in times.items():
         print(_summary(name, ms, floor))
-    added = statistics.median(times["sandbox on"]) - statistics.median(times["sandbox off"])
-    print(f"  added by the sandbox    {added:6.2f} ms (median on - median off)")
-    print("  breakdown (median ms per call; p90)             sandbox off        sandbox on")
-    for name, on in pieces["sandbox on"].items():
-        off = pieces["sandbox off"].get(name)
-        left = (
-            f"{statistics.median(off):6.2f} {statistics.quantiles(off, n=10)[-1]:6.2f}" if off else " " * 13
+    off = statistics.median(times["sandbox off"])
+    for name in ("sandbox on", "on, preexec"):
+        print(
+            f"  added by the sandbox ({name}) {statistics.median(times[name]) - off:6.2f} ms (median - median off)"
         )
-        right = f"{statistics.median(on):6.2f} {statistics.quantiles(on, n=10)[-1]:6.2f}"
-        print(f"    {name:<40} {left}      {right}")
+    print(f"  breakdown (median ms per call; p90)       {'      '.join(f'{k:<13}' for k in policies)}")
+    names = dict.fromkeys(n for variant in pieces.values() for n in variant)
+    for name in names:
+        cells = []
+        for variant in pieces.values():
+            got = variant.get(name)
+            cells.append(
+                f"{statistics.median(got):6.2f} {statistics.quantiles(got, n=10)[-1]:6.2f}"
+                if got
+                else " " * 13
+            )
+        print(f"    {name:<40} {'      '.join(cells)}")
     print(f"  permission review (in the loop, before the tool) {statistics.median(review):6.3f} ms")
 
 
@@ -170,7 +186,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--files", default="1,10000")
+    ap.add_argument("--ballast-mb", type=int, default=0, help="live memory added (a TUI session's size)")
     args = ap.parse_args()
+    ballast = [bytearray(1024) for _ in range(args.ballast_mb * 1024)]
     caps = capabilities()
     print(f"kernel: Landlock ABI {caps.landlock_abi}, namespaces {caps.namespaces}, userns {caps.userns}")
     _instrument()
@@ -183,6 +201,7 @@ def main() -> None:
                 f"git repository of {n} files ({sum(1 for p in ws.rglob('*') if p.is_dir())} directories with .git's):"
             )
             anyio.run(_measure, ws, spill, args.runs)
+    del ballast
 
 
 if __name__ == "__main__":

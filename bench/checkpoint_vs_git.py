@@ -53,7 +53,7 @@ def spread(xs: list[float]) -> str:
 
 def one_size(nfiles: int, runs: int) -> None:
     rng = random.Random(23)
-    with tempfile.TemporaryDirectory(prefix="owltui-ckpt-vs-git-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="owltui-ckpt-vs-git-", ignore_cleanup_errors=True) as tmp:
         root = Path(tmp) / "ws"
         root.mkdir()
         files = make_workspace(root, nfiles, rng)

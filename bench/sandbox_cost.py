@@ -1,11 +1,13 @@
 """What the kernel sandbox adds to each command: ``true`` started through ``Proc`` (the bash tool's
 path: process group, pipe, reader thread) with and without the sandbox, 50 runs each, interleaved.
 
-    python bench/sandbox_cost.py [--runs 50] [--ballast-mb 0] [--tui]
+    PYTHONPATH=/work/main python bench/sandbox_cost.py [--runs 50] [--ballast-mb 0] [--tui]
 
-``--tui`` imports the TUI first and ``--ballast-mb`` adds live memory, so the parent is the size of
-a real session (a sandboxed start forks the parent instead of vfork-ing it, and a fork costs more as
-the parent grows). Also reports the one-time probe (``capabilities()``) made at start-up.
+Each sandbox (Landlock only; Landlock + namespaces + the git binds) runs two ways: started by the
+fork server (``spawn.SPAWNER``, the default) and the old way, ``Popen(preexec_fn=...)``, which forks
+the parent. ``--tui`` imports the TUI first and ``--ballast-mb`` adds live memory, so the parent is
+the size of a real session (a fork costs more as the parent grows; the server's start does not).
+Also reports the fork server's resident size and the one-time probe (``capabilities()``).
 Target: median added cost per command under 5 ms.
 """
 
@@ -21,7 +23,9 @@ import time
 from pathlib import Path
 
 from owltui.policy.sandbox import kernel as sandbox
+from owltui.policy.sandbox.child import capabilities
 from owltui.tools.exec.proc import Proc
+from owltui.tools.exec.spawn import SPAWNER
 
 
 def _probe_ms() -> float:
@@ -37,7 +41,8 @@ def _probe_ms() -> float:
     return statistics.median(runs)
 
 
-def _one(ws: Path, spill: Path, policy: sandbox.SandboxPolicy | None) -> float:
+def _one(ws: Path, spill: Path, policy: sandbox.SandboxPolicy | None, server: bool = True) -> float:
+    SPAWNER.enabled = server
     t = time.perf_counter()
     proc = Proc("true", ws, spill, sandbox=policy)
     proc._thread.join()
@@ -61,7 +66,7 @@ def main() -> None:
         import owltui.session.runtime.runtime
         import owltui.ui.app  # noqa: F401
     ballast = [bytearray(1024) for _ in range(args.ballast_mb * 1024)]
-    caps = sandbox.capabilities()
+    caps = capabilities()
     print(
         f"kernel: Landlock ABI {caps.landlock_abi}, namespaces {'yes' if caps.namespaces else 'no'} "
         f"({'user namespace' if caps.userns else 'mount namespace as root'})"
@@ -74,23 +79,45 @@ def main() -> None:
         ws, spill = Path(tmp) / "ws", Path(tmp) / "spill"
         ws.mkdir()
         subprocess.run(["git", "init", "-q", str(ws)], check=True)  # .git/config and hooks to protect
-        policies: dict[str, sandbox.SandboxPolicy | None] = {
-            "without sandbox": None,
-            "landlock only": sandbox.SandboxPolicy("workspace-write", ws, namespaces=False),
-            "landlock + namespaces": sandbox.SandboxPolicy("workspace-write", ws),
+        landlock = sandbox.SandboxPolicy("workspace-write", ws, namespaces=False)
+        full = sandbox.SandboxPolicy("workspace-write", ws)
+        variants: dict[str, tuple[sandbox.SandboxPolicy | None, bool]] = {
+            "without sandbox": (None, True),
+            "landlock, server": (landlock, True),
+            "landlock, preexec": (landlock, False),
+            "landlock+ns, server": (full, True),
+            "landlock+ns, preexec": (full, False),
         }
-        times: dict[str, list[float]] = {name: [] for name in policies}
-        for policy in policies.values():  # warm-up: plans are cached per policy
-            _one(ws, spill, policy)
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        t = time.perf_counter()
+        _one(ws, spill, full, True)  # the first sandboxed command starts the fork server
+        first = (time.perf_counter() - t) * 1000
+        for policy, server in variants.values():  # warm-up: plans are cached per policy
+            _one(ws, spill, policy, server)
         for _ in range(args.runs):
-            for name, policy in policies.items():
-                times[name].append(_one(ws, spill, policy))
+            for name, (policy, server) in variants.items():
+                times[name].append(_one(ws, spill, policy, server))
+        rss = _rss_mb(SPAWNER.server_pid)
+    print(f"fork server: resident {rss:.1f} MB; first sandboxed command (starts it) {first:.1f} ms")
     for name, ms in times.items():
         print(_summary(name, ms))
     base = statistics.median(times["without sandbox"])
     for name in list(times)[1:]:
         print(f"added by {name:<21} {statistics.median(times[name]) - base:6.2f} ms (median)")
+    for kind in ("landlock", "landlock+ns"):
+        ratio = statistics.median(times[f"{kind}, server"]) / statistics.median(times[f"{kind}, preexec"])
+        print(f"{kind:<12} server / preexec {ratio:5.2f}x")
     print(f"start-up probe (once)      {probe:6.2f} ms")
+
+
+def _rss_mb(pid: int | None) -> float:
+    if pid is None:
+        return float("nan")
+    with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
-"""What the forked child does before ``exec``, and the probe of what this machine allows.
+"""What a command's new process does before ``exec``, and the probe of what this machine allows.
 
-``child_setup(plan)`` prepares everything in the parent and returns the ``preexec_fn``: enter a new
+``child_setup(plan)`` prepares everything in the parent and returns the set-up function — run in the
+child the fork server makes (``spawner``: it rebuilds the plan from ``plan_to_wire``'s JSON), or as
+``Popen``'s ``preexec_fn`` (MCP servers, the probe, and commands when the server is gone): enter a new
 mount namespace (a user namespace too, unless running as root with CAP_SYS_ADMIN), make every mount
 private, bind the planned paths onto themselves (read-only where the plan says), drop capabilities
 from the bounding set (root), set ``PR_SET_NO_NEW_PRIVS``, restrict itself with the Landlock
@@ -13,6 +15,7 @@ per process whether Landlock and namespaces work.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -28,7 +31,7 @@ from owltui.policy.sandbox.landlock import (
     landlock_abi,
     libc,
 )
-from owltui.policy.sandbox.seccomp import PR_SET_SECCOMP, SECCOMP_MODE_FILTER, SocketFilter
+from owltui.policy.sandbox.seccomp import PR_SET_SECCOMP, SECCOMP_MODE_FILTER, SocketFilter, filter_from_rows
 
 # ---- namespaces and mounts (linux/sched.h, linux/mount.h, linux/prctl.h, linux/capability.h)
 _CLONE_NEWNS = 0x00020000
@@ -140,6 +143,56 @@ class Plan:
     cwd: bytes
     ids: tuple[int, int]
     socket_filter: SocketFilter | None = None
+
+
+def plan_to_wire(plan: Plan) -> str:
+    """``plan`` as JSON for the spawner (``spawner``): paths as their bytes read as Latin-1 (the same
+    whatever either process's locale), the socket filter as its program rows (its ctypes buffers live
+    at addresses of this process only)."""
+    ll = plan.landlock
+    return json.dumps(
+        {
+            "userns": plan.userns,
+            "unshare": plan.unshare,
+            "mounts": [[path.decode("latin-1"), flags] for path, flags in plan.mounts],
+            "drop_caps": list(plan.drop_caps),
+            "landlock": None
+            if ll is None
+            else [
+                ll.abi,
+                ll.handled_fs,
+                ll.handled_net,
+                ll.scoped,
+                [[p.decode("latin-1"), a] for p, a in ll.rules],
+            ],
+            "cwd": plan.cwd.decode("latin-1"),
+            "ids": list(plan.ids),
+            "filter": None if plan.socket_filter is None else [list(r) for r in plan.socket_filter.rows],
+        },
+        separators=(",", ":"),
+    )
+
+
+def plan_from_wire(text: str) -> Plan:
+    """The ``Plan`` ``plan_to_wire`` wrote, with the socket filter rebuilt in this process."""
+    d = json.loads(text)
+    ll = d["landlock"]
+    return Plan(
+        userns=bool(d["userns"]),
+        unshare=bool(d["unshare"]),
+        mounts=[
+            (path.encode("latin-1"), None if flags is None else int(flags)) for path, flags in d["mounts"]
+        ],
+        drop_caps=[int(c) for c in d["drop_caps"]],
+        landlock=None
+        if ll is None
+        else Landlock(
+            int(ll[0]), int(ll[1]), int(ll[2]), int(ll[3]), [(p.encode("latin-1"), int(a)) for p, a in ll[4]]
+        ),
+        cwd=d["cwd"].encode("latin-1"),
+        ids=(int(d["ids"][0]), int(d["ids"][1])),
+        socket_filter=None if d["filter"] is None else filter_from_rows(d["filter"]),
+    )
 
 
 def _fail_in_child(step: str, err: int) -> None:

@@ -2,8 +2,9 @@
 
 ``SandboxPolicy`` is built once per session from the config (``sandbox``, ``sandbox_writable``,
 ``sandbox_network``, ``sandbox_unix_sockets``, ``env_keep``) and handed to the tools as
-``ctx.services.sandbox``. ``Proc`` asks it for ``preexec()``: a function that runs in the forked child
-before ``exec`` and
+``ctx.services.sandbox``. ``Proc`` asks it for the ``plan()`` of a command (``wire()``: as the fork
+server reads it, ``spawner``); MCP servers, and commands when the server is gone, for ``preexec()``,
+the same set-up as ``Popen``'s ``preexec_fn``. In the new child, before ``exec``, the set-up
 
 1. (workspace-write, where namespaces are allowed) enters a new mount namespace — a new user
    namespace too, unless OwlTUI runs as root with CAP_SYS_ADMIN — makes every mount private, binds
@@ -63,6 +64,7 @@ from owltui.policy.sandbox.child import (
     child_setup,
     last_cap,
     mount_flags,
+    plan_to_wire,
 )
 from owltui.policy.sandbox.env import child_env
 from owltui.policy.sandbox.git_guard import GitAudit
@@ -125,7 +127,9 @@ class SandboxPolicy:
         self.temp_dir = _real(tempfile.gettempdir())
         self._ll: Landlock | None = None
         self._socket_filter: SocketFilter | None = None
-        self._setups: dict[tuple[Any, ...], Callable[[], None]] = {}
+        self._plans: dict[tuple[Any, ...], Plan] = {}  # kept alive: the two below are keyed by id()
+        self._setups: dict[int, Callable[[], None]] = {}
+        self._wires: dict[int, str] = {}
         self._git = GitAudit(self.workspace)
         self._live: list[Callable[[], bool]] = []  # processes commands started: still running?
         self._suspect = False  # one of them ran since the last look
@@ -276,21 +280,22 @@ class SandboxPolicy:
             mounts.append((os.fsencode(str(real)), mount_flags(str(real))))
         return mounts
 
-    def preexec(self, cwd: Path | str) -> Callable[[], None] | None:
-        """The function ``subprocess.Popen(preexec_fn=...)`` runs in the child; None when there is no
-        sandbox to apply (off, or no Landlock: the permission policy asks instead)."""
+    def plan(self, cwd: Path | str) -> Plan | None:
+        """What the child of a command started in ``cwd`` sets up (after the git look before the
+        command); None when there is no sandbox to apply (off, or no Landlock: the permission policy
+        asks instead). Plans are cached by their binds and working directory."""
         if not self.enforced:
             return None
         self.refresh_git()
         use_ns = self.mode == "workspace-write" and self.namespaces
         mounts = self._mounts() if use_ns else []
         key = (tuple(mounts), str(cwd))
-        setup = self._setups.get(key)
-        if setup is None:
+        plan = self._plans.get(key)
+        if plan is None:
             drop: Sequence[int] = ()
             if mounts and not self.userns:
                 drop = [c for c in range(last_cap() + 1) if c not in ROOT_KEEPS]
-            plan = Plan(
+            plan = self._plans[key] = Plan(
                 userns=self.userns,
                 unshare=bool(mounts),
                 mounts=mounts,
@@ -300,8 +305,27 @@ class SandboxPolicy:
                 ids=(os.getuid(), os.getgid()),
                 socket_filter=self._filter(),
             )
-            setup = self._setups[key] = child_setup(plan)
+        return plan
+
+    def setup_for(self, plan: Plan) -> Callable[[], None]:
+        """The ``preexec_fn`` that applies ``plan`` (one of ``plan()``'s), made once per plan."""
+        setup = self._setups.get(id(plan))
+        if setup is None:
+            setup = self._setups[id(plan)] = child_setup(plan)
         return setup
+
+    def wire(self, plan: Plan) -> str:
+        """``plan`` (one of ``plan()``'s) as the spawner reads it, made once per plan."""
+        text = self._wires.get(id(plan))
+        if text is None:
+            text = self._wires[id(plan)] = plan_to_wire(plan)
+        return text
+
+    def preexec(self, cwd: Path | str) -> Callable[[], None] | None:
+        """The function ``subprocess.Popen(preexec_fn=...)`` runs in the child (the way MCP servers
+        and the fallback start); None when there is no sandbox to apply."""
+        plan = self.plan(cwd)
+        return None if plan is None else self.setup_for(plan)
 
     # ---- git metadata planted in the workspace (see git_guard) ---------------------------------
     def watch(self, alive: Callable[[], bool]) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +165,7 @@ class SocketFilter:
 
     address: int
     length: int
+    rows: tuple[tuple[int, int, int, int], ...]  # the program itself: what a spawner rebuilds it from
     _keep: tuple[Any, ...]
 
 
@@ -174,7 +176,12 @@ def socket_filter(unix_sockets: bool, network: bool) -> SocketFilter | None:
         return None
     arch = _arch()
     assert arch is not None
-    import ctypes as ct  # already loaded by the support probe (libc)
+    return filter_from_rows(_program(arch, unix_sockets, network))
+
+
+def filter_from_rows(rows: Iterable[Iterable[int]]) -> SocketFilter:
+    """The ctypes buffers of a program given as (code, jt, jf, k) rows (``SocketFilter.rows``)."""
+    import ctypes as ct
 
     class SockFilter(ct.Structure):
         _fields_ = [("code", ct.c_uint16), ("jt", ct.c_uint8), ("jf", ct.c_uint8), ("k", ct.c_uint32)]
@@ -182,7 +189,7 @@ def socket_filter(unix_sockets: bool, network: bool) -> SocketFilter | None:
     class SockFprog(ct.Structure):
         _fields_ = [("len", ct.c_ushort), ("filter", ct.POINTER(SockFilter))]
 
-    rows = _program(arch, unix_sockets, network)
-    insns = (SockFilter * len(rows))(*(SockFilter(*row) for row in rows))
-    prog = SockFprog(len(rows), ct.cast(insns, ct.POINTER(SockFilter)))
-    return SocketFilter(ct.addressof(prog), len(rows), (insns, prog))
+    program = tuple((int(c), int(jt), int(jf), int(k)) for c, jt, jf, k in rows)
+    insns = (SockFilter * len(program))(*(SockFilter(*row) for row in program))
+    prog = SockFprog(len(program), ct.cast(insns, ct.POINTER(SockFilter)))
+    return SocketFilter(ct.addressof(prog), len(program), program, (insns, prog))

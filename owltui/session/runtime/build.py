@@ -143,6 +143,10 @@ def build_runtime(
     )
     for note in sandbox.startup_notes():
         warn(note)
+    if sandbox.enforced:
+        from owltui.tools.exec.spawn import SPAWNER
+
+        SPAWNER.prestart()  # the fork server reads its code now, before the model has done anything
 
     emitter = RedactingEmitter(redactor)  # JSONL, RPC and the UI see scrubbed events
     approvals = ApprovalBroker(emitter)

@@ -6,7 +6,8 @@ memory). The thread does not depend on any async scope, so a command can outlive
 that started it and become a background job.
 
 Every command gets a scrubbed environment (no API keys, tokens, passwords: ``sandbox.child_env``)
-and, unless started with ``sandboxed=False``, runs under the session's ``SandboxPolicy``.
+and, unless started with ``sandboxed=False``, runs under the session's ``SandboxPolicy``: started
+by the sandbox's fork server (no fork of OwlTUI itself), else by ``Popen`` (``spawn.start_shell``).
 
 The first command makes OwlTUI the subreaper of what its tools start (``reaper``); each command
 carries its token (``OWLTUI_PROC``) so descendants that leave its process group (``setsid``) or
@@ -20,7 +21,6 @@ import contextlib
 import fcntl
 import os
 import select
-import subprocess
 import tempfile
 import threading
 import time
@@ -38,6 +38,7 @@ from owltui.tools.exec.procfs import MARK
 from owltui.tools.exec.reaper import REAPER
 from owltui.tools.exec.signals import group_alive as group_alive
 from owltui.tools.exec.signals import signal_group
+from owltui.tools.exec.spawn import start_shell
 from owltui.tools.exec.subreaper import become_subreaper
 
 KILL_GRACE = 2.0
@@ -227,7 +228,6 @@ class Proc:
         self.command = command
         self.cwd = cwd
         self.sandbox = sandbox if sandboxed and sandbox is not None and sandbox.enforced else None
-        preexec = self.sandbox.preexec(cwd) if self.sandbox is not None else None
         self.sink = OutputSink(spill_dir or default_spill_dir(), scrubber)
         self.started = time.time()
         self.exit_code: int | None = None
@@ -238,17 +238,7 @@ class Proc:
         self._ended = threading.Event()  # set with _done: a wait for the end wakes on nothing else
         self._listeners: list[Callable[[Proc], None]] = []
         self.argv = [_shell(), "-c", command]
-        self._popen = subprocess.Popen(
-            self.argv,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=env,
-            bufsize=0,
-            preexec_fn=preexec,
-        )
+        self._popen = start_shell(self.argv, cwd, env, self.sandbox)
         self.pid = self.pgid = self._popen.pid
         REAPER.register(self.token, self)
         self._thread = threading.Thread(target=self._pump, name=f"owltui-proc-{self.pid}", daemon=True)
