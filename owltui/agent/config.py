@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from owltui.agent.context import Compactor
-from owltui.agent.hooks import Expansion, Hooks, Permission, Refusal
+from owltui.agent.hooks import Directive, Expansion, Hooks, Permission, Refusal
 from owltui.agent.messages import UserMessage
 from owltui.agent.model import Model, ToolSpec
 from owltui.agent.results import ReadResult, ResultStore
@@ -43,8 +43,9 @@ class LoopConfig:
     compact_at: float = 0.8  # share of the window that triggers it
     compactor: Compactor | None = None
     compaction_confirm: bool = False  # close the pause gate before compacting: the user looks first
-    # awaited just before a user prompt or a follow-up is delivered as a new turn (checkpoints)
-    before_user_turn: Callable[[UserMessage], Awaitable[None]] | None = None
+    # awaited just before a user prompt or a follow-up is delivered as a new turn (checkpoints); a
+    # returned directive is applied there (its ``append`` is delivered with the prompt)
+    before_user_turn: Callable[[UserMessage], Awaitable[Directive | None]] | None = None
 
     def __post_init__(self) -> None:
         self._specs: list[ToolSpec] | None = None

@@ -197,6 +197,27 @@ class CompactionFailed(Event):
     stopped: bool = False
 
 
+class HookStart(Event):
+    """A user hook (a command configured for one of Claude Code's hook events) starts."""
+
+    type: Literal["hook_start"] = "hook_start"
+    hook_event: str
+    matcher: str | None = None
+    command: str
+
+
+class HookEnd(Event):
+    """A user hook finished: its decision (``block``/``deny``/``ask``/``allow``), how long it took,
+    what went wrong (a timeout, an exit code other than 0 and 2); ``matcher`` as in ``hook_start``."""
+
+    type: Literal["hook_end"] = "hook_end"
+    hook_event: str
+    matcher: str | None = None
+    decision: str | None = None
+    duration_s: float
+    error: str | None = None
+
+
 class AgentEnd(Event):
     type: Literal["agent_end"] = "agent_end"
     reason: EndReason

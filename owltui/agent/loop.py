@@ -326,7 +326,7 @@ class Loop:
         ):
             await self._compact(over)
         if cfg.before_user_turn is not None and (prompt := self.intake.turn_prompt()) is not None:
-            await cfg.before_user_turn(prompt)  # a turn delivered now gets a checkpoint first
+            self._apply(await cfg.before_user_turn(prompt))  # a checkpoint first; context joins it
         self._deliver(self.intake.drain())  # outside input only here: every earlier call has its result
         limits.round(st)
         self._apply(await cfg.hooks.before_model(st))

@@ -86,6 +86,8 @@ class CommandFreezer(Protocol):
 
     def command(self, proc: Any) -> AbstractContextManager[None]: ...
 
+    def group(self, pgid: int) -> AbstractContextManager[None]: ...
+
 
 @dataclass(frozen=True, kw_only=True)
 class Services:

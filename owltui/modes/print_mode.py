@@ -8,8 +8,10 @@ event instead of the text. Every refused or skipped call is one line on stderr, 
 not made good later: the answer may describe work that was not done), 130 interrupted.
 
 A ``@path`` in the prompt attaches that file, as in every mode (what was not attached is said on
-stderr). A prompt starting with ``!`` is sent as it is: print mode runs no shell command of its own
-(the user's shell is right there; ``!`` is for interactive front ends).
+stderr). A prompt ``/NAME args`` naming a custom command (``owltui.session.custom_commands``) sends
+that command's template instead; a command file named like a built-in command is an error (exit 1).
+A prompt starting with ``!`` is sent as it is: print mode runs no shell command of its own (the
+user's shell is right there; ``!`` is for interactive front ends).
 """
 
 from __future__ import annotations
@@ -21,11 +23,23 @@ from typing import Any, TextIO
 
 import anyio
 
-from owltui.agent.events import Compaction, CompactionFailed, Event, JobFinished, JobStarted, Retry, ToolStart
+from owltui.agent.events import (
+    Compaction,
+    CompactionFailed,
+    Event,
+    HookEnd,
+    JobFinished,
+    JobStarted,
+    Retry,
+    ToolStart,
+)
 from owltui.agent.model import Model
 from owltui.modes.event_text import wire_event
 from owltui.modes.output import JsonLines
 from owltui.modes.refusals import EXIT_REFUSED, RefusalLog, refusal_summary
+from owltui.session.commands.host import LineFront
+from owltui.session.commands.layer import Commands
+from owltui.session.custom_commands.offer import load_at_start
 from owltui.session.describe import describe
 from owltui.session.input.mentions import attach_mentions
 from owltui.session.runtime.build import build_runtime
@@ -34,6 +48,12 @@ from owltui.session.runtime.runtime import Runtime
 from owltui.text.sanitize import sanitize
 
 EXIT_CODES = {"done": 0, "aborted": 130}
+
+
+class PrintFront(LineFront):
+    """Print mode as the command layer sees it: it runs only a custom command's ``/NAME args``."""
+
+    label = "print mode"
 
 
 class _Progress:
@@ -47,6 +67,7 @@ class _Progress:
         self._steps: dict[type[Event], Callable[[Any], None]] = {
             ToolStart: self._tool_start,
             Retry: self._notice,
+            HookEnd: self._notice,
             JobStarted: self._notice,
             JobFinished: self._notice,
             Compaction: self._notice,
@@ -98,6 +119,7 @@ async def print_run(
     out = out if out is not None else sys.stdout.buffer
     err = err if err is not None else sys.stderr
     runtime = build_runtime(options, model=model, env=env)
+    custom = load_at_start(options.workspace, env, lambda line: print(f"owltui: {sanitize(line)}", file=err))
     stats = runtime.stats  # counting from before the run
     if prepare is not None:
         prepare(runtime)
@@ -120,10 +142,20 @@ async def print_run(
                         return
 
             tg.start_soon(on_signals)
-        sent = attach_mentions(runtime.agent, prompt)  # @path: the file goes with the prompt
-        if sent.summary():
-            progress.note(sent.summary())
-        runtime.agent.prompt(sent.text)
+        commands = Commands(runtime, PrintFront(), custom)
+        if commands.custom_named(prompt) is not None:  # /NAME args: the command's template is sent
+            reply = commands.rpc("prompt", {"text": prompt})
+            if not reply.ok:
+                print(f"owltui: {sanitize(reply.text)}", file=err)
+                tg.cancel_scope.cancel()
+                return 1
+            if reply.text:
+                progress.note(reply.text)
+        else:
+            sent = attach_mentions(runtime.agent, prompt)  # @path: the file goes with the prompt
+            if sent.summary():
+                progress.note(sent.summary())
+            runtime.agent.prompt(sent.text)
         await runtime.wait_settled()
         tg.cancel_scope.cancel()
     if interrupted:

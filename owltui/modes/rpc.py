@@ -27,6 +27,7 @@ from owltui.modes.event_text import wire_event
 from owltui.modes.output import JsonLines
 from owltui.session.commands.host import Host, LineFront
 from owltui.session.commands.layer import Commands
+from owltui.session.custom_commands.offer import CustomCommands, load_at_start
 from owltui.session.runtime.build import build_runtime
 from owltui.session.runtime.options import Options
 
@@ -64,9 +65,11 @@ class RpcFront(LineFront):
 class RpcServer:
     """Answers command lines against one runtime; ``handle(line)`` returns False on quit."""
 
-    def __init__(self, runtime: Host, write: Callable[[dict[str, Any]], None]) -> None:
+    def __init__(
+        self, runtime: Host, write: Callable[[dict[str, Any]], None], custom: CustomCommands | None = None
+    ) -> None:
         self.front = RpcFront()
-        self.commands = Commands(runtime, self.front)
+        self.commands = Commands(runtime, self.front, custom)
         self.write = write
 
     def respond(
@@ -121,9 +124,14 @@ def _reader(fd: int, send: Callable[[str | None], None]) -> None:
     send(None)
 
 
-async def serve(runtime: Host, lines: ObjectReceiveStream[str | None], out: JsonLines) -> int:
+async def serve(
+    runtime: Host,
+    lines: ObjectReceiveStream[str | None],
+    out: JsonLines,
+    custom: CustomCommands | None = None,
+) -> int:
     """Serve until ``quit`` or end of input; the caller owns the runtime's context."""
-    server = RpcServer(runtime, out.write)
+    server = RpcServer(runtime, out.write, custom)
     runtime.emitter.subscribe(lambda ev: out.write(wire_event(ev)))  # the text the TUI would draw
     async for line in lines:
         if line is None or not await server.handle(line):
@@ -140,6 +148,8 @@ async def rpc_main(
     stdout: BinaryIO | None = None,
 ) -> int:
     runtime = build_runtime(options, model=model, env=env)
+    # the workspace's custom commands; one named like a built-in command stops the mode here
+    custom = load_at_start(options.workspace, env, lambda line: print(f"owltui: {line}", file=sys.stderr))
     out = JsonLines(stdout if stdout is not None else sys.stdout.buffer)
     send, receive = anyio.create_memory_object_stream[str | None](math.inf)
     token = anyio.lowlevel.current_token()
@@ -155,7 +165,7 @@ async def rpc_main(
     async with runtime:
         thread.start()
         with receive:
-            code = await serve(runtime, receive, out)
+            code = await serve(runtime, receive, out, custom)
     send.close()
     return code
 

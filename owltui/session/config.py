@@ -65,6 +65,12 @@ class Config(BaseModel):
     # MCP servers and settings (the [mcp] table; validated by owltui.tools.mcp.McpSettings when the
     # runtime is built, so reading the config never imports the MCP package)
     mcp: dict[str, Any] = Field(default_factory=dict)
+    # user hooks in Claude Code's shape ([[hooks.PreToolUse]] tables; owltui.features.hooks, checked
+    # when the runtime is built); with hooks_from_claude also those of ~/.claude/settings.json and
+    # the project's .claude/settings.json (+ settings.local.json), with Claude Code's tool names
+    hooks: dict[str, Any] = Field(default_factory=dict)
+    # also read Claude Code's files: hooks from .claude/settings.json, .claude/skills/ folders
+    hooks_from_claude: bool = False
 
     @field_validator("keys")
     @classmethod

@@ -79,6 +79,16 @@ def _job_finished(e: ev.JobFinished, _queued: int) -> Notice:
     return Notice(f"background job {e.job_id} finished (exit {e.exit_code}): {e.command}")
 
 
+def _hook_end(e: ev.HookEnd, _queued: int) -> Notice:
+    """One compact line per hook run: event, matcher, decision, time (and what went wrong)."""
+    matcher = f" [{e.matcher}]" if e.matcher else ""
+    said = f": {e.decision}" if e.decision else ""
+    line = f"hook {e.hook_event}{matcher}{said} ({format_duration(e.duration_s)})"
+    if e.error:
+        return Notice(f"{line}: {e.error}", "warning")
+    return Notice(line, "warning" if e.decision in ("block", "deny") else "info")
+
+
 def _retry(e: ev.Retry, _queued: int) -> Notice:
     return Notice(f"retrying in {e.delay_s:.1f} s (attempt {e.attempt}): {e.reason}", "warning")
 
@@ -143,6 +153,7 @@ _WORDING: dict[type[ev.Event], Callable[[Any, int], Notice | None]] = {
     ev.JobStarted: _job_started,
     ev.JobFinished: _job_finished,
     ev.Retry: _retry,
+    ev.HookEnd: _hook_end,
     ev.Paused: _paused,
     ev.Resumed: _resumed,
     ev.AgentEnd: _agent_end,

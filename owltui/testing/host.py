@@ -32,6 +32,7 @@ from owltui.session.stats import RunStats
 from owltui.session.store.sessions import SessionInfo
 
 if TYPE_CHECKING:
+    from owltui.features.skills.discovery import SkillSet
     from owltui.session.checkpoints.rewind import Checkpointing
     from owltui.session.input.history import InputHistory
     from owltui.session.input.mention_completion import MentionCompleter
@@ -77,6 +78,7 @@ class LocalRuntime:
     jobs: JobManager | None = None
     freezer: Freezer | None = None
     model_sources: ModelSources | None = None
+    skills: SkillSet | None = None
     bash_output_lines: int = 5  # the config's default
 
     def __init__(

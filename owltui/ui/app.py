@@ -104,7 +104,7 @@ class OwlApp(MainScreenActions, App[int]):
 
         self.runtime, self.agent = runtime, runtime.agent
         attach_reviewer(runtime)  # approvals carry the policy's notes and the rules "always" saves
-        self.commands = Commands(runtime, TuiFront(self, self.action_quit))
+        self.commands = Commands.with_custom(runtime, TuiFront(self, self.action_quit), self.notices.append)
         keys = app_keys(keymap, self.notices)
         self._follow_up_keys = keys.follow_up
         self.COMMAND_PALETTE_BINDING = keys.palette[0]  # type: ignore[misc]  # the footer finds the palette by it

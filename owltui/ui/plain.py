@@ -66,6 +66,7 @@ class PlainPrinter:
             ev.ToolEnd: self._tool_end,
             ev.ApprovalRequest: self._approval_request,
             ev.AgentEnd: self._agent_end,
+            ev.HookEnd: self._describe,
             **dict.fromkeys((ev.CompactionStart, ev.Compaction, ev.CompactionFailed), self._describe),
             **dict.fromkeys(
                 (ev.RequirementEvent, ev.Retry, ev.JobStarted, ev.JobFinished, ev.Paused, ev.Resumed),
@@ -178,8 +179,8 @@ class PlainRepl:
         self.runtime = runtime
         self.agent = runtime.agent
         self.front = PlainFront()
-        self.commands = Commands(runtime, self.front)
         self.write: Write = write or (lambda line: print(line, flush=True))
+        self.commands = Commands.with_custom(runtime, self.front, lambda line: self.write(f"! {line}"))
         attach_reviewer(runtime)  # approvals carry the policy's notes and the rules "always" saves
         self.printer = PlainPrinter(
             lambda line: self.write(line), runtime.stats, runtime.approvals.get, runtime.workspace

@@ -30,6 +30,9 @@ SLASH = [
     "undo",
     "rewind",
     "mcp",
+    "hooks",
+    "skills",
+    "skill",
     "theme",
     "help",
     "quit",
@@ -55,6 +58,7 @@ RPC = [
     "checkpoints",
     "rewind",
     "mcp_status",
+    "get_commands",
     "quit",
 ]
 

@@ -1,9 +1,10 @@
 """Paths as the permission policy sees them: protected configuration, and ``[deny] read``.
 
 ``protected_paths`` lists the configuration a command could use to run code or change the rules
-(``.owltui/``, ``.git/config``, ``.git/hooks/``, ``.mcp.json``, the user config directory; also for
-the sandbox), and every ``.git`` at any depth for the file tools: the resolved git directory and its
-common one when ``.git`` is a pointer file.
+(``.owltui/``, ``.git/config``, ``.git/hooks/``, ``.mcp.json``, ``.claude/settings.json`` and
+``settings.local.json``, the user config directory; also for the sandbox), and every ``.git`` at
+any depth for the file tools: the resolved git directory and its common one when ``.git`` is a
+pointer file.
 ``PathGuard`` answers for one workspace: why a path is protected, the subject path rules match
 (relative to the workspace, through symlinks too), and whether ``[deny] read`` covers a path (by
 name, through symlinks, or as a hard link of a denied file).
@@ -14,6 +15,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from owltui.agent.messages import ToolCall
@@ -24,6 +26,7 @@ from owltui.policy.sandbox.git_guard import git_surfaces
 
 INODE_TTL = 2.0  # seconds a scan of the denied files' inodes is reused
 MCP_FILE = ".mcp.json"  # the workspace's MCP servers: programs OwlTUI starts
+CLAUDE_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")  # their hooks run commands
 
 
 def protected_paths(workspace: Path, config_dir: Path | None = None) -> list[Path]:
@@ -34,6 +37,7 @@ def protected_paths(workspace: Path, config_dir: Path | None = None) -> list[Pat
         workspace / ".git" / "config.worktree",
         workspace / ".git" / "hooks",
         workspace / MCP_FILE,
+        *(workspace / name for name in CLAUDE_SETTINGS),
     ]
     # a worktree or submodule: .git is a file naming the real git directory, which may share a
     # common one; the file tools never need to write any of them (git itself does)
@@ -50,6 +54,8 @@ _PROTECTED_WHY = {
     "hooks": "git hooks, which git runs by itself",
     "mcp": "the workspace's MCP servers (.mcp.json: programs OwlTUI starts)",
     "git": "git metadata (a repository's .git: configuration git reads, which can run commands)",
+    "claude": "Claude Code's project settings (.claude/settings.json: hooks, commands it and OwlTUI run)",
+    "skills": "the user's skills (SKILL.md folders and their scripts, which you run later)",
 }
 
 
@@ -60,6 +66,8 @@ def protected_why(path: Path, config_dir: Path | None) -> str:
         return _PROTECTED_WHY["owltui"]
     if path.name == MCP_FILE:
         return _PROTECTED_WHY["mcp"]
+    if path.parent.name == ".claude":
+        return _PROTECTED_WHY["claude"]
     if path.name in ("hooks", "config"):
         return _PROTECTED_WHY[path.name]
     return _PROTECTED_WHY["git"]
@@ -75,15 +83,17 @@ def default_config_dir() -> Path:
 
 
 class PathGuard:
-    """The path questions of the policy for ``workspace`` (``config_dir``: the user configuration)."""
+    """The path questions of the policy for ``workspace`` (``config_dir``: the user configuration;
+    ``skill_dirs``: the user's skill folders, which the model reads freely but writes only when approved)."""
 
-    def __init__(self, workspace: Path, config_dir: Path) -> None:
+    def __init__(self, workspace: Path, config_dir: Path, skill_dirs: Sequence[Path] = ()) -> None:
         self.workspace = workspace
         self.real_workspace = Path(os.path.realpath(workspace))
         self._protected = [
             (Path(os.path.realpath(p)), protected_why(p, config_dir))
             for p in protected_paths(workspace, config_dir)
         ]
+        self._protected += [(Path(os.path.realpath(p)), _PROTECTED_WHY["skills"]) for p in skill_dirs]
         self._inodes: tuple[float, frozenset[tuple[int, int]]] | None = None
 
     def protected_reason(self, path: Path) -> str | None:

@@ -117,6 +117,7 @@ class PermissionPolicy:
         sandbox_off: bool = False,
         config_dir: Path | None = None,
         writable_roots: Callable[[], Sequence[Path]] | None = None,
+        protected: Sequence[Path] = (),
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
@@ -126,7 +127,7 @@ class PermissionPolicy:
         self.sandbox_enforced = sandbox_enforced
         self.sandbox_off = sandbox_off
         self.config_dir = config_dir if config_dir is not None else default_config_dir()
-        self.paths = PathGuard(workspace, self.config_dir)
+        self.paths = PathGuard(workspace, self.config_dir, protected)
         self.writable_roots = writable_roots
         self.temp_dir = Path(os.path.realpath(tempfile.gettempdir()))
         self.rules = self.load_rules()

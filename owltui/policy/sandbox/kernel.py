@@ -77,7 +77,14 @@ SandboxMode = Literal["workspace-write", "read-only", "off"]
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
 
 WRITABLE_SYSTEM = ("/dev/shm",)  # POSIX shared memory (Python's multiprocessing, browsers)
-PROTECTED_IN_WORKSPACE = (".git/config", ".git/hooks", ".owltui", ".mcp.json")
+PROTECTED_IN_WORKSPACE = (
+    ".git/config",
+    ".git/hooks",
+    ".owltui",
+    ".mcp.json",
+    ".claude/settings.json",  # Claude Code's hooks, which OwlTUI runs too (once approved)
+    ".claude/settings.local.json",
+)
 
 
 def _real(path: str | Path) -> Path:

@@ -27,6 +27,7 @@ from owltui.session.stats import RunStats
 from owltui.session.store.sessions import SessionInfo
 
 if TYPE_CHECKING:
+    from owltui.features.skills.discovery import SkillSet
     from owltui.session.checkpoints.rewind import Checkpointing
     from owltui.session.input.mention_completion import MentionCompleter
     from owltui.session.store.store import SessionStore
@@ -139,6 +140,11 @@ class Host(Protocol):
     @property
     def model_sources(self) -> ModelSources | None:
         """Where ``/model`` finds models to switch to (None: this host switches none)."""
+        ...
+
+    @property
+    def skills(self) -> SkillSet | None:
+        """The skills found at start (``owltui.features.skills``; None: this host has none)."""
         ...
 
     # ---- verbs -------------------------------------------------------------------------------

@@ -6,6 +6,10 @@ for a line (None when it is not a command), then ``send(text)`` for a message (`
 shell command, ``@path`` attaches a file), ``rpc(name, fields)`` for an RPC object, ``call(name,
 ...)`` for a key (Esc is ``abort``, y is ``approve``). Each returns a ``Reply``, errors included;
 the front end shows it (a notice, a picker, a response line) and that is all it does.
+
+``Commands(host, front, custom)`` also carries the workspace's custom commands
+(``owltui.session.custom_commands``): offered after the table's, typed as ``/NAME args`` like
+them, and in RPC as a ``prompt`` whose text is ``/NAME args``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from owltui.session.commands.host import Frontend, Host
 from owltui.session.commands.spec import (
@@ -27,6 +31,9 @@ from owltui.session.commands.spec import (
 )
 from owltui.session.commands.table import COMMANDS, help_text, slash_commands
 from owltui.session.input.shell import shell_command, unescape
+
+if TYPE_CHECKING:
+    from owltui.session.custom_commands.offer import CustomCommands
 
 __all__ = ["Commands"]
 
@@ -40,8 +47,24 @@ COMMAND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")  # what a command's name lo
 class Commands:
     """One front end's way into the command table."""
 
-    def __init__(self, host: Host, front: Frontend) -> None:
-        self.ctx = Context(host, front)
+    def __init__(self, host: Host, front: Frontend, custom: CustomCommands | None = None) -> None:
+        mine = custom.commands if custom is not None else ()
+        self.ctx = Context(host, front, mine)
+        self.custom: dict[str, Command] = {c.name: c for c in mine}
+
+    @classmethod
+    def with_custom(
+        cls, host: Host, front: Frontend, say: Callable[[str], None], env: Mapping[str, str] | None = None
+    ) -> Commands:
+        """For an interactive front end: the workspace's custom commands loaded now, each problem a
+        ``say`` line - a file left out, and a file named like a built-in command (the built-in
+        stays; the mode goes on, unlike print and RPC mode, which stop)."""
+        from owltui.session.custom_commands.offer import load_custom_commands
+
+        found = load_custom_commands(host.workspace, env)
+        for line in [*found.errors, *found.warnings]:
+            say(line)
+        return cls(host, front, found)
 
     @property
     def slash_list(self) -> list[Command]:
@@ -68,7 +91,7 @@ class Commands:
         if parsed is None:
             return None
         name, rest = parsed
-        cmd = BY_SLASH.get(name)
+        cmd = BY_SLASH.get(name) or self.custom.get(name)
         if cmd is None:
             return self._unknown(name, rest)
         if not cmd.offered_by(self.ctx.front):
@@ -96,7 +119,29 @@ class Commands:
         cmd = BY_RPC.get(name)
         if cmd is None:
             return Reply(f"unknown command {name!r}; known: {', '.join(BY_RPC)}", "error", ok=False)
+        custom = self._custom_prompt(fields) if name == "prompt" else None
+        if custom is not None:
+            return custom
         return self._run(cmd, fields)
+
+    def custom_named(self, text: object) -> Command | None:
+        """The custom command ``text`` (``/NAME args``) names, if any."""
+        parsed = split_slash(text) if isinstance(text, str) else None
+        return self.custom.get(parsed[0]) if parsed is not None else None
+
+    def _custom_prompt(self, fields: Mapping[str, Any]) -> Reply | None:
+        """A ``prompt`` whose text is ``/NAME args`` for a custom command runs that command."""
+        text = fields.get("text")
+        cmd = self.custom_named(text)
+        parsed = split_slash(text) if isinstance(text, str) else None
+        if cmd is None or parsed is None:
+            return None
+
+        def run() -> Reply:
+            lane = BY_RPC["prompt"].bind(fields)["as"]
+            return cmd.run(self.ctx, {"arguments": parsed[1], "as": lane})
+
+        return self._guard(cmd, run)
 
     def send(self, text: str, lane: Literal["prompt", "follow_up", "immediate"] = "prompt") -> Reply:
         """A typed message (after ``literal``): a prompt when idle, steering while a run goes; the
@@ -121,7 +166,7 @@ class Commands:
 
     def call(self, name: str, **fields: Any) -> Reply:
         """Run a command by its slash or RPC name (a key, a picker's choice)."""
-        cmd = BY_SLASH.get(name) or BY_RPC.get(name)
+        cmd = BY_SLASH.get(name) or BY_RPC.get(name) or self.custom.get(name)
         if cmd is None:
             raise KeyError(f"no command {name!r}")
         return self._run(cmd, fields)

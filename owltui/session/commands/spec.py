@@ -76,6 +76,7 @@ class Reply:
 class Context:
     host: Host
     front: Frontend
+    custom: tuple[Command, ...] = ()  # the workspace's custom commands, offered after the table's
 
 
 Handler = Callable[[Context, Args], Reply]
@@ -169,6 +170,13 @@ class Command:
             out = f"[{arg.shown}{' ' + out if out else ''}]"
         return out
 
+    def listing(self) -> dict[str, Any]:
+        """How RPC's ``get_commands`` lists a slash command (a custom one says where it comes from)."""
+        out: dict[str, Any] = {"name": self.name, "description": self.help, "source": "builtin"}
+        if self.usage:
+            out["argument_hint"] = self.usage
+        return out
+
     def offered_by(self, front: Frontend) -> bool:
         return self.needs is None or self.needs in front.capabilities
 
@@ -209,8 +217,8 @@ def literal(text: str) -> str:
     return stripped[1:] if stripped.startswith("//") else text
 
 
-def help_lines(commands: list[Command]) -> str:
-    lines = ["Commands:"]
+def help_lines(commands: list[Command], title: str = "Commands:") -> str:
+    lines = [title]
     lines += [f"  /{c.slash} {c.usage}".rstrip().ljust(34) + c.help for c in commands]
     return "\n".join(lines)
 

@@ -1,9 +1,11 @@
 """Every command, declared once: the slash commands of the TUI and plain mode and the commands of RPC
 mode. ``/help``, completion after ``/``, the TUI's command palette and docs/rpc.md's command table
-are all made from ``COMMANDS``, in its order; front ends only parse input into a call and show the
-``Reply``. The commands' functions live with their kind (``messages``, ``controls``, ``queue``,
-``models``, ``switching``, ``upkeep``, ``rewind``, ``mcp``); the front end's own (``/theme``,
-``/help``, ``/quit``) are here, ``/help`` because it reads the table.
+are all made from ``COMMANDS``, in its order, followed by the workspace's custom commands the front
+end's ``Commands`` carries (``Context.custom``, ``owltui.session.custom_commands``); front ends only
+parse input into a call and show the ``Reply``. The commands' functions live with their kind
+(``messages``, ``controls``, ``queue``, ``models``, ``switching``, ``upkeep``, ``rewind``, ``mcp``);
+the front end's own (``/theme``, ``/help``, ``/quit``, RPC ``get_commands``) are here, ``/help`` and
+``get_commands`` because they read the table.
 
 To add a command: write its function (``Context``, arguments) -> ``Reply`` in the module of its kind,
 add one ``Command`` to ``COMMANDS`` (a slash name, an RPC name, or both), and regenerate the RPC table
@@ -40,6 +42,8 @@ from owltui.session.commands.spec import (
 )
 from owltui.session.commands.switching import QUEUE_CHOICES, new, pick_new, pick_session, sessions
 from owltui.session.commands.upkeep import compact, init
+from owltui.session.hook_commands import hooks
+from owltui.session.skill_commands import pick_skill, skill, skills_list
 
 
 # ---- the front end -------------------------------------------------------------------------------
@@ -63,6 +67,11 @@ def pick_theme(ctx: Context) -> Reply:
 
 def help_(ctx: Context, _a: Args) -> Reply:
     return Reply(help_text(ctx) + ("\n\n" + ctx.front.keys_help if ctx.front.keys_help else ""))
+
+
+def get_commands(ctx: Context, _a: Args) -> Reply:
+    """Every slash command offered here, built-in ones first, with where each comes from."""
+    return Reply(data={"commands": [c.listing() for c in slash_commands(ctx)]})
 
 
 def quit_(ctx: Context, _a: Args) -> Reply:
@@ -294,6 +303,20 @@ COMMANDS: tuple[Command, ...] = (
         args=(Arg("action", required=False, choices=("approve", "decline"), metavar="approve|decline"),),
     ),
     Command(
+        "the hooks configured (file, event, matcher, command); approve or decline the project's hooks",
+        hooks,
+        slash="hooks",
+        args=(Arg("action", required=False, choices=("approve", "decline"), metavar="approve|decline"),),
+    ),
+    Command("the skills found (SKILL.md folders), and which the model may use", skills_list, slash="skills"),
+    Command(
+        "use a skill: its instructions and ARGS become your message",
+        skill,
+        slash="skill",
+        pick=pick_skill,
+        args=(Arg("name", metavar="NAME"), Arg("args", "str", required=False, metavar="ARGS")),
+    ),
+    Command(
         "pick or set the theme (remembered)",
         theme,
         slash="theme",
@@ -302,6 +325,14 @@ COMMANDS: tuple[Command, ...] = (
         args=(Arg("name", metavar="NAME"),),
     ),
     Command("keys and commands", help_, slash="help"),
+    Command(
+        "the slash commands offered here, custom ones included",
+        get_commands,
+        rpc="get_commands",
+        doc="Response carries `commands`: `[{name, description, argument_hint?, source}]`, the slash "
+        "commands in `/help`'s order; `source` is `builtin`, `project` or `user` (a custom command "
+        'file: see "Custom commands" below). A custom one runs as `prompt` with `"text": "/NAME args"`.',
+    ),
     Command(
         "leave OwlTUI",
         quit_,
@@ -314,7 +345,7 @@ COMMANDS: tuple[Command, ...] = (
 
 def slash_commands(ctx: Context) -> list[Command]:
     """The slash commands this front end offers, in order."""
-    return [c for c in COMMANDS if c.slash is not None and c.offered_by(ctx.front)]
+    return [c for c in (*COMMANDS, *ctx.custom) if c.slash is not None and c.offered_by(ctx.front)]
 
 
 def rpc_commands() -> list[Command]:
@@ -329,4 +360,10 @@ Input:
 
 
 def help_text(ctx: Context) -> str:
-    return help_lines(slash_commands(ctx)) + "\n\n" + INPUT_HELP
+    offered = slash_commands(ctx)
+    mine = {id(c) for c in ctx.custom}
+    custom = [c for c in offered if id(c) in mine]
+    listed = help_lines([c for c in offered if id(c) not in mine])
+    if custom:
+        listed += "\n\n" + help_lines(custom, "Custom commands (.owltui/commands/, config dir commands/):")
+    return listed + "\n\n" + INPUT_HELP

@@ -97,6 +97,8 @@ def build_runtime(
     from owltui.features.chat import chat_config
     from owltui.features.compaction import compact_for_loop
     from owltui.features.instructions import instructions_text
+    from owltui.features.skills.catalog import catalog_text
+    from owltui.features.skills.discovery import discover_skills, user_roots
     from owltui.policy.permissions.policy import PermissionPolicy
     from owltui.policy.sandbox.kernel import SandboxPolicy
     from owltui.session.paths import config_dir, data_dir
@@ -132,6 +134,7 @@ def build_runtime(
     results = RedactingResultStore(
         redactor, store.path.with_suffix("") / "results" if store is not None else None
     )
+    skill_dirs = user_roots(config_dir(env), env, config.hooks_from_claude)  # the model reads, never writes
     sandbox = SandboxPolicy(
         config.sandbox,
         workspace,
@@ -139,7 +142,7 @@ def build_runtime(
         network=config.sandbox_network,
         unix_sockets=config.sandbox_unix_sockets,
         env_keep=config.env_keep,
-        protected=[config_dir(env), data_dir(env)],
+        protected=[config_dir(env), data_dir(env), *skill_dirs],
     )
     for note in sandbox.startup_notes():
         warn(note)
@@ -158,6 +161,7 @@ def build_runtime(
         sandbox_off=not sandbox.active,
         config_dir=config_dir(env),
         writable_roots=sandbox.writable_roots if sandbox.active else None,  # file tools obey them too
+        protected=skill_dirs,
     )
     services = Services(
         emitter=emitter,
@@ -168,6 +172,10 @@ def build_runtime(
         read_filter=permissions.read_denied,
     )  # the job manager and the freezer join once the runtime they report to exists
     notes = instructions_text(workspace, config_dir(env))
+    skills = discover_skills(workspace, config_dir(env), env, claude=config.hooks_from_claude)
+    for notice in skills.notices:
+        warn(notice)
+    notes = "\n\n".join(part for part in (notes, catalog_text(skills, workspace)) if part)
     loop_config = chat_config(
         model,
         [],
@@ -202,6 +210,7 @@ def build_runtime(
         env=env,
     )
     runtime.sandbox = sandbox
+    runtime.skills = skills
     runtime.jobs = JobManager(on_event=runtime.on_job, sandbox=sandbox, scrubber=redactor)
     runtime.freezer = Freezer(GATE, runtime.jobs, enabled=config.pause_freeze)
     agent.config.services = replace(services, jobs=runtime.jobs, freezer=runtime.freezer)
@@ -221,7 +230,59 @@ def build_runtime(
         sources = [StaticSource("given", tools)]
     runtime.add_sources(sources)
     agent.config.set_tools(collect_tools(runtime.sources))
+    _user_hooks(runtime, config, env, warn)
     return runtime
+
+
+def _user_hooks(runtime: Runtime, config: Config, env: Mapping[str, str], warn: Warn) -> None:
+    """The user's hooks (config ``hooks``, Claude Code's settings with ``hooks_from_claude``) on the
+    loop's hook points; project hooks wait for ``/hooks approve``. SessionStart runs before the
+    first request. Nothing is imported when no hook could be configured."""
+    from pathlib import Path
+
+    home = Path(env.get("HOME") or Path.home())
+    if not config.hooks and not config.hooks_from_claude:
+        return
+    from owltui.features.hooks.session import build_hooks
+    from owltui.features.hooks.trust import APPROVALS_FILE
+    from owltui.session.paths import config_file, data_dir
+    from owltui.tools.mcp.approvals import McpApprovals
+
+    agent = runtime.agent
+
+    def session() -> tuple[str, str]:
+        store = runtime.store
+        return (runtime.session_id or "", str(store.path) if store is not None else "")
+
+    hooks = build_hooks(
+        agent.config,
+        config.hooks,
+        config_file(env),
+        from_claude=config.hooks_from_claude,
+        home=home,
+        env=env,
+        emitter=runtime.emitter,
+        warn=warn,
+        decisions=McpApprovals(data_dir(env) / APPROVALS_FILE),
+        session=session,
+        permission_mode=config.permission_mode,
+        freezer=runtime.freezer,
+    )
+    if hooks is None:
+        return
+    if any(h.event == "Notification" for h in hooks.hooks):
+        from owltui.features.hooks.session import notify_on_approvals
+
+        runtime._unsubscribe.append(notify_on_approvals(hooks.runner, runtime.emitter, runtime.spawn))
+    earlier = agent.before_first_run
+
+    async def first_run() -> None:  # MCP's tools first, then SessionStart's context
+        if earlier is not None:
+            await earlier()
+        await hooks.loop.session_start()
+
+    agent.before_first_run = first_run
+    runtime.on_close.append(hooks.loop.session_end)
 
 
 def _mcp_source(

@@ -13,7 +13,7 @@ put files and the conversation back.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
@@ -39,6 +39,7 @@ from owltui.session.store.sessions import SessionInfo
 from owltui.session.store.store import SessionStore
 
 if TYPE_CHECKING:
+    from owltui.features.skills.discovery import SkillSet
     from owltui.policy.permissions.policy import PermissionPolicy
     from owltui.policy.sandbox.kernel import SandboxPolicy
     from owltui.session.checkpoints.rewind import Checkpointing
@@ -89,14 +90,15 @@ class Runtime:
         self.sandbox: SandboxPolicy | None = None  # what confines the commands tools start
         self.sources: list[ToolSource] = []
         self.mcp: McpSource | None = None  # the MCP servers' tool source, when any are configured
+        self.skills: SkillSet | None = None  # the skills found at start, for /skills and /skill
         self.checkpoints: Checkpointing | None = None  # before each user turn (config ``checkpoints``)
         self._tg: TaskGroup | None = None
         self._unsubscribe: list[Callable[[], None]] = []
+        self.on_close: list[Callable[[], Awaitable[None]]] = []  # awaited at close (SessionEnd hooks)
         self._changed: list[anyio.Event] = []
         self._closed = False
         agent.on_running(lambda _running: self._signal())
-        # the counters every front end shows (tokens, cost, rounds, queue, jobs), fed from the start
-        self.stats = RunStats()
+        self.stats = RunStats()  # the counters every front end shows, fed from the start
         self._unsubscribe.append(self.stats.follow(self.emitter, self.inbox))
 
     # ---- information ---------------------------------------------------------------------
@@ -141,9 +143,8 @@ class Runtime:
 
     # ---- changing things -----------------------------------------------------------------
     def set_model(self, spec: str) -> None:
-        """Switch model (``provider:name`` or a name for the current provider) from the next call on.
-
-        Raises ProviderConfigError when the provider cannot be used."""
+        """Switch model (``provider:name``, or a name on this provider) from the next call on;
+        ProviderConfigError when the provider cannot be used."""
         from owltui.providers.resolve import split_model
 
         provider, name = split_model(spec.strip())
@@ -161,8 +162,7 @@ class Runtime:
             self.store.record_model(label)
 
     def _serving_url(self) -> str | None:
-        """The base URL the current model was resolved to (a local server OwlTUI found itself),
-        so switching models on the same provider stays on that server."""
+        """The current model's base URL (maybe a local server found): a switch on its provider stays."""
         from owltui.providers.http.stream import HTTPModel
 
         model = self.agent.config.model
@@ -318,6 +318,8 @@ class Runtime:
                 self.agent.abort()
                 with anyio.move_on_after(0.05):
                     await self.agent.wait_idle()
+            for closing in self.on_close:
+                await closing()
             if self.jobs is not None:
                 await self.jobs.shutdown()
             for source in reversed(self.sources):

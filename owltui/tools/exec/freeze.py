@@ -1,11 +1,12 @@
 """Pause freezes the world: closing the pause gate stops the processes of running tools and jobs.
 
 ``Freezer`` listens to the process-wide ``PauseGate`` (``on_freeze``). When a freezing pause begins
-it sends SIGSTOP to the process group of every running ``bash`` command and background job, and to
-every process that escaped them (other groups and sessions, adopted orphans: ``reaper.REAPER``);
-when it ends, SIGCONT to the same. Time caps are measured on ``clock()``, which stands still while
-the processes are stopped, so a command's cap (and a ``job_output`` wait) is extended by the pause:
-a command with 30 s left when the gate closed still has 30 s when it opens.
+it sends SIGSTOP to the process group of every running ``bash`` command and background job (and of a
+user hook running meanwhile: ``group``), and to every process that escaped them (other groups and
+sessions, adopted orphans: ``reaper.REAPER``); when it ends, SIGCONT to the same. Time caps are
+measured on ``clock()``, which stands still while the processes are stopped, so a command's cap
+(and a ``job_output`` wait) is extended by the pause: a command with 30 s left when the gate closed
+still has 30 s when it opens.
 
 ``enabled=False`` (config ``pause_freeze = false``) keeps park-only pausing for the processes:
 they keep running and ``clock()`` keeps going, even when the gate was closed with its default
@@ -54,6 +55,7 @@ class Freezer:
         self._gate = gate
         self._lock = threading.RLock()
         self._commands: list[Proc] = []
+        self._others: set[int] = set()  # process groups that are not tool commands (user hooks)
         self._frozen_at: float | None = None
         self._frozen_total = 0.0
         self._groups: set[int] = set()
@@ -116,6 +118,25 @@ class Freezer:
                 if proc in self._commands:
                     self._commands.remove(proc)
 
+    @contextmanager
+    def group(self, pgid: int) -> Iterator[None]:
+        """The process group ``pgid`` (a user hook: not a tool command, no job) for the duration:
+        frozen and continued with the commands, at once if the world is frozen."""
+        with self._lock:
+            self._others.add(pgid)
+            if self._frozen_at is not None:
+                self._stop_group(pgid)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._others.discard(pgid)
+
+    def _stop_group(self, pgid: int) -> None:
+        groups, pids = stop_sync([pgid], set)
+        self._groups |= groups
+        self._pids |= pids
+
     def stop_if_frozen(self, job: AnyJob) -> None:
         """A job that started while the world is frozen is frozen too."""
         with self._lock:
@@ -145,6 +166,8 @@ class Freezer:
                 if self.jobs is not None:
                     for job in self.jobs.running_jobs():
                         self._stop("job", job)
+                for pgid in self._others:
+                    self._stop_group(pgid)
             return self.frozen()
 
     def thaw(self) -> float:

@@ -82,6 +82,7 @@ class Presenter:
             ev.ApprovalRequest: self._approval_request,
             ev.RequirementEvent: self._describe,
             ev.Retry: self._describe,
+            ev.HookEnd: self._describe,
             ev.Paused: self._describe,
             ev.Resumed: self._describe,
             ev.JobStarted: self._job,

@@ -1,0 +1,1 @@
+"""User hooks in Claude Code's format: commands run at the loop's events (``docs/hooks.md``)."""
