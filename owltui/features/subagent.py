@@ -98,6 +98,8 @@ class TaskTool:
         self._gate = gate
         self._max_rounds = max_rounds
         self._permission = permission
+        # given each subagent's loop configuration before it runs (the session adds the user's hooks)
+        self.configure: Callable[[LoopConfig], object] | None = None
 
     def _policy(self, ctx: ToolContext) -> Permission | None:
         """The parent's permission check: the one given, else the parent's ``permissions`` service."""
@@ -120,6 +122,8 @@ class TaskTool:
             services=ctx.services,
             name=name,
         )
+        if self.configure is not None:
+            self.configure(config)
         child = Agent(config, gate=self._gate)
         parent = ctx.services.emitter
         if parent is not None:  # front ends see the subagent's events, marked with its name

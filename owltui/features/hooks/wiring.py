@@ -9,7 +9,8 @@
   ``additionalContext`` reach the model as a reminder at the next safe point.
 - ``UserPromptSubmit``: just before the prompt is delivered; context joins it, a block ends the run
   before the prompt is sent (the hook's ``hook_end`` tells the user why).
-- ``Stop`` / ``SubagentStop``: the before-yield hook; a refusal's reason goes to the model and the
+- ``Stop`` / ``SubagentStop``: the before-yield hook (``SubagentStop`` in a ``task`` subagent's loop,
+  which ``install_subagent`` gives the tool hooks and the stop); a refusal's reason goes to the model and the
   run goes on, at most ``MAX_ESCALATIONS`` times per turn (the soft requirement's cap), with
   ``stop_hook_active`` true after the first; past the cap the run ends and the hook's ``hook_end``
   names the hook and the cap.
@@ -249,4 +250,16 @@ def install(cfg: LoopConfig, runner: HookRunner) -> LoopHooks:
         return _merge(d, await hooks.prompt(message))
 
     cfg.before_user_turn = before_turn
+    return hooks
+
+
+def install_subagent(cfg: LoopConfig, runner: HookRunner) -> LoopHooks:
+    """A subagent's loop (``task``): its calls go through ``PreToolUse`` and ``PostToolUse`` and its
+    stop through ``SubagentStop`` (capped as the main stop); prompts and sessions are the main loop's."""
+    hooks = LoopHooks(runner)
+    h = cfg.hooks
+    h.after_response = hooks.after_response(h.after_response)
+    h.after_tools = hooks.after_tools(h.after_tools)
+    h.before_yield = hooks.before_yield(h.before_yield)
+    cfg.refusals = (*cfg.refusals, hooks.refusal())
     return hooks

@@ -243,8 +243,12 @@ def _user_hooks(runtime: Runtime, config: Config, env: Mapping[str, str], warn: 
     home = Path(env.get("HOME") or Path.home())
     if not config.hooks and not config.hooks_from_claude:
         return
+    from functools import partial
+
     from owltui.features.hooks.session import build_hooks
     from owltui.features.hooks.trust import APPROVALS_FILE
+    from owltui.features.hooks.wiring import install_subagent
+    from owltui.features.subagent import TaskTool
     from owltui.session.paths import config_file, data_dir
     from owltui.tools.mcp.approvals import McpApprovals
 
@@ -283,6 +287,9 @@ def _user_hooks(runtime: Runtime, config: Config, env: Mapping[str, str], warn: 
 
     agent.before_first_run = first_run
     runtime.on_close.append(hooks.loop.session_end)
+    for tool in agent.config.all_tools().values():
+        if isinstance(tool, TaskTool):  # subagents: the tool hooks and SubagentStop
+            tool.configure = partial(install_subagent, runner=hooks.runner)
 
 
 def _mcp_source(

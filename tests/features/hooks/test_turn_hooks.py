@@ -10,7 +10,7 @@ import pytest
 
 from owltui.agent.requirement import MAX_ESCALATIONS
 from owltui.session.describe import describe
-from owltui.testing.scripted import ScriptedModel, Step
+from owltui.testing.scripted import Call, ScriptedModel, Step
 from tests.features.hooks.conftest import World, model_saw, run_prompt
 
 pytestmark = pytest.mark.anyio
@@ -108,3 +108,30 @@ async def test_session_end_runs_when_the_session_closes(world: World) -> None:
     data = json.loads(seen.read_text())
     assert data["hook_event_name"] == "SessionEnd" and data["reason"] == "other"
     assert [e["hook_event"] for e in world.hook_ends()] == ["SessionEnd"]
+
+
+async def test_a_subagent_stop_hook_sends_the_subagent_back_once(world: World) -> None:
+    """A ``task`` subagent's stop goes through SubagentStop: refused once (exit 2), the subagent goes
+    on and its second report is the one the main agent gets."""
+    marker = world.root / "asked"
+    hook = world.script(
+        "sub.sh",
+        f"#!/bin/bash\nif [ -e {marker} ]; then exit 0; fi\ntouch {marker}\necho 'cite a file' >&2\nexit 2\n",
+    )
+    world.config('permission_mode = "yolo"\n' + _hook("SubagentStop", str(hook)))
+    model = ScriptedModel(
+        [
+            Step(calls=[Call("task", {"prompt": "look around"})]),
+            Step(text="report one"),  # the subagent's first stop: refused
+            Step(text="report two, see a.txt"),
+            Step(text="done"),
+        ]
+    )
+    await run_prompt(world.runtime(model), "investigate")
+    ends = [e for e in world.hook_ends() if e["hook_event"] == "SubagentStop"]
+    assert [e.get("decision") for e in ends] == ["block", None], ends
+    assert all(e.get("agent", "").startswith("task-") for e in ends), ends
+    result = json.dumps([m.model_dump(mode="json") for m in model.views[-1]])
+    assert "report two, see a.txt" in result and "cite a file" in json.dumps(
+        [m.model_dump(mode="json") for m in model.views[2]]
+    )
