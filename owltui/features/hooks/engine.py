@@ -44,6 +44,8 @@ class HookRunner:
     permission_mode: str = "default"
     trusted: Callable[[ConfiguredHook], bool] = lambda hook: not hook.source.project
     freezer: CommandFreezer | None = None  # a pause freezes running hooks with the tool commands
+    # (call id, why): the permission check asks about that call even where its rules allow it
+    ask_for: Callable[[str, str], None] | None = None
 
     def configured(self, event: str) -> bool:
         return any(h.event == event and self.trusted(h) for h in self.hooks)

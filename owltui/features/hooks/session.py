@@ -95,6 +95,7 @@ def build_hooks(
     session: Callable[[], tuple[str, str]],
     permission_mode: str,
     freezer: CommandFreezer | None = None,
+    ask_for: Callable[[str, str], None] | None = None,
 ) -> HookSession | None:
     """Read, check and install the session's hooks on ``cfg``; None (nothing installed) when none is
     configured. A malformed table or file is one warning and counts as no hooks."""
@@ -106,6 +107,7 @@ def build_hooks(
     runner = HookRunner(
         hooks, workspace, emitter, env=env, session=session, permission_mode=permission_mode, freezer=freezer
     )
+    runner.ask_for = ask_for
     started = start_session(cfg, hooks, trust, runner, warn)
     _before_compaction(cfg, runner)
     return started

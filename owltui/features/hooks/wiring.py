@@ -3,8 +3,9 @@
 - ``PreToolUse``: the after-response hook asks the hooks about each call before the batch starts. A
   rewrite (``updatedInput``) replaces the call's arguments there, so validation, the refusal checks,
   the permission rules and the sandbox judge the rewritten call; a block (exit 2, ``deny``,
-  ``decision: block``) becomes that call's refusal result, with the hook's reason. ``ask`` and
-  ``allow`` leave the call to the normal permission check (``allow`` never skips it).
+  ``decision: block``) becomes that call's refusal result, with the hook's reason. ``ask`` makes the
+  permission check ask about the call in every mode (refused where nobody can answer); ``allow``
+  leaves it to the normal check (it never skips it).
 - ``PostToolUse``: the after-tools hook; ``decision: block`` with ``reason``, an exit 2's stderr and
   ``additionalContext`` reach the model as a reminder at the next safe point.
 - ``UserPromptSubmit``: just before the prompt is delivered; context joins it, a block ends the run
@@ -103,6 +104,9 @@ class LoopHooks:
                 why = o.reason or "no reason given"
                 self.denied[call.id] = f"Refused by the PreToolUse hook `{r.hook.command}`: {why}"
                 return call
+            if o.decision == "ask" and self.runner.ask_for is not None:
+                why = f"the PreToolUse hook `{r.hook.command}` asks: {o.reason or 'approve this call?'}"
+                self.runner.ask_for(call.id, why)
             if o.updated_input is not None:
                 new = o.updated_input
                 if r.hook.source.dialect == "claude":

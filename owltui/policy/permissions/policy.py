@@ -131,6 +131,7 @@ class PermissionPolicy:
         self.writable_roots = writable_roots
         self.temp_dir = Path(os.path.realpath(tempfile.gettempdir()))
         self.rules = self.load_rules()
+        self.must_ask: dict[str, str] = {}  # call id -> why a question is wanted (a user's hook said so)
 
     # ---- rules ---------------------------------------------------------------------------
     @property
@@ -225,7 +226,15 @@ class PermissionPolicy:
         return self.review(call).rules
 
     def review(self, call: ToolCall, read_only: bool | None = None) -> Review:
-        """The verdict on ``call`` before asking anyone (see ``Review``)."""
+        """The verdict on ``call`` before asking anyone (see ``Review``); a call in ``must_ask`` (a
+        user's PreToolUse hook answered ``ask``) that the rules would allow asks, in every mode."""
+        verdict = self._review(call, read_only)
+        why = self.must_ask.get(call.id)
+        if why is not None and verdict.decision == "allow":
+            return Review("ask", why, forced=True, notes=[why])
+        return verdict
+
+    def _review(self, call: ToolCall, read_only: bool | None) -> Review:
         name = call.name
         free = (name in FREE_TOOLS) if read_only is None else (read_only or name in FREE_TOOLS)
         if self.mode == "read-only" and (not free or name == "bash"):
@@ -310,6 +319,7 @@ class PermissionPolicy:
 
     async def check(self, call: ToolCall, read_only: bool) -> str | None:
         verdict = self.review(call, read_only)
+        self.must_ask.pop(call.id, None)
         if verdict.decision == "allow":
             return None
         if verdict.decision == "refuse":

@@ -271,6 +271,7 @@ def _user_hooks(runtime: Runtime, config: Config, env: Mapping[str, str], warn: 
         session=session,
         permission_mode=config.permission_mode,
         freezer=runtime.freezer,
+        ask_for=runtime.permissions.must_ask.__setitem__ if runtime.permissions is not None else None,
     )
     if hooks is None:
         return

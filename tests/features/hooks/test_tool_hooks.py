@@ -141,3 +141,26 @@ async def test_a_claude_bash_matcher_sees_claude_names(world: World) -> None:
     assert data["tool_name"] == "Bash" and data["tool_input"]["command"] == "echo hi"
     assert data["hook_event_name"] == "PreToolUse" and data["cwd"] == str(world.ws)
     assert {"session_id", "transcript_path", "tool_use_id"} <= data.keys()
+
+
+ASK = """#!/usr/bin/env python3
+import json, sys
+json.load(sys.stdin)
+print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
+                                          "permissionDecisionReason": "double-check deploys"}}))
+"""
+
+
+@pytest.mark.parametrize("hooked", [True, False])
+async def test_ask_makes_the_call_ask_even_in_yolo_mode(world: World, hooked: bool) -> None:
+    """``permissionDecision: ask`` asks about a call the rules (yolo) would run; where nobody can
+    answer (no front end here) it is refused with the hook's reason. Without the hook it runs."""
+    hook = world.script("ask.py", ASK)
+    table = f'[[hooks.PreToolUse]]\nmatcher = "bash"\nhooks = [{{ type = "command", command = "{hook}" }}]\n'
+    world.config('permission_mode = "yolo"\n' + (table if hooked else ""))
+    model = _bash("touch deployed")
+    await run_prompt(world.runtime(model), "deploy")
+    assert (world.ws / "deployed").exists() is not hooked
+    if hooked:
+        saw = model_saw(model)
+        assert "needs approval even with --yes" in saw and "double-check deploys" in saw, saw
