@@ -9,7 +9,8 @@ not made good later: the answer may describe work that was not done), 130 interr
 
 A ``@path`` in the prompt attaches that file, as in every mode (what was not attached is said on
 stderr). A prompt ``/NAME args`` naming a custom command (``owltui.session.custom_commands``) sends
-that command's template instead; a command file named like a built-in command is an error (exit 1).
+that command's template instead, ``/skill NAME args`` that skill's instructions (an unknown one is an
+error, exit 1); a command file named like a built-in command is an error (exit 1).
 A prompt starting with ``!`` is sent as it is: print mode runs no shell command of its own (the
 user's shell is right there; ``!`` is for interactive front ends).
 """
@@ -143,10 +144,12 @@ async def print_run(
 
             tg.start_soon(on_signals)
         commands = Commands(runtime, PrintFront(), custom)
-        if commands.custom_named(prompt) is not None:  # /NAME args: the command's template is sent
-            reply = commands.rpc("prompt", {"text": prompt})
-            if not reply.ok:
-                print(f"owltui: {sanitize(reply.text)}", file=err)
+        named = commands.custom_named(prompt) is not None  # /NAME args: the command's template
+        if named or prompt.split()[:1] == ["/skill"]:  # /skill NAME args: the skill's instructions
+            reply = commands.rpc("prompt", {"text": prompt}) if named else commands.slash(prompt)
+            if reply is None or not reply.ok or reply.pick is not None:
+                why = reply.text if reply is not None and not reply.pick else "name the skill: /skill NAME"
+                print(f"owltui: {sanitize(why)}", file=err)
                 tg.cancel_scope.cancel()
                 return 1
             if reply.text:

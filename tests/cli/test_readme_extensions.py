@@ -81,3 +81,23 @@ def test_the_skill_example_reaches_the_catalog(fake: FakeOpenAI, tmp_path: Path)
     system = str(fake.requests[0]["messages"][0]["content"])
     assert "- changelog: Write the CHANGELOG entry for the work on this branch." in system
     assert str(skill) in system
+
+
+def test_the_skill_example_activated_with_slash_skill_in_print_mode(fake: FakeOpenAI, tmp_path: Path) -> None:
+    (example,) = [b for b in blocks(section("Agent Skills"), "bash") if "SKILL.md" in b]
+    env = home_env(tmp_path)
+    subprocess.run(["bash", "-c", example], env=env, check=True)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    fake.add(Turn(text="entry written"))
+    r = run_cli(["-p", "/skill changelog only user-facing changes", *openai_args(fake.url)], env, ws)
+    assert r.returncode == 0 and r.stdout == "entry written\n", r.stderr
+    sent = str(fake.requests[0]["messages"][-1]["content"])
+    skill = tmp_path / ".agents" / "skills" / "changelog"
+    assert sent.startswith(
+        f"[skill changelog, activated by the user: the instructions of {skill / 'SKILL.md'}"
+    )
+    assert sent.endswith("[the user's request for this skill]\nonly user-facing changes")
+    r = run_cli(["-p", "/skill nonesuch", *openai_args(fake.url)], env, ws)
+    assert r.returncode == 1 and r.stderr.startswith("owltui: no skill named 'nonesuch'"), r.stderr
+    assert len(fake.requests) == 1  # nothing was sent for it
