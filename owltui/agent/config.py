@@ -11,6 +11,7 @@ from owltui.agent.context import Compactor
 from owltui.agent.hooks import Directive, Expansion, Hooks, Permission, Refusal
 from owltui.agent.messages import UserMessage
 from owltui.agent.model import Model, ToolSpec
+from owltui.agent.requirement import MAX_ESCALATIONS
 from owltui.agent.results import ReadResult, ResultStore
 from owltui.agent.services import Services
 from owltui.agent.tool import Tool, tool_spec
@@ -25,6 +26,8 @@ class LoopConfig:
     tools: Sequence[Tool] = ()
     hooks: Hooks = field(default_factory=Hooks)
     max_rounds: int = 40
+    # forced turns of a soft requirement, and a Stop hook's refusals, per turn (then the run ends)
+    max_escalations: int = MAX_ESCALATIONS
     failure_limit: int = 5
     steering: Literal["batch", "immediate"] = "batch"
     follow_up_mode: Literal["one", "all"] = "one"  # follow-ups delivered per stop: the first, or all merged

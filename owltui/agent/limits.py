@@ -173,11 +173,15 @@ class Directed(Limit):
 
 
 class Requirement(Limit):
-    """The soft requirement: a reminder once per requirement, then up to ``MAX_ESCALATIONS`` forced
-    calls for responses that call anything else (their calls skipped), then the run fails."""
+    """The soft requirement: a reminder once per requirement, then up to ``cap`` (the loop's
+    ``max_escalations``, default ``MAX_ESCALATIONS``) forced calls for responses that call anything
+    else (their calls skipped), then the run fails."""
 
-    def __init__(self, slot: RequirementSlot, emit: Emit, ledger: Ledger, post: Post) -> None:
+    def __init__(
+        self, slot: RequirementSlot, emit: Emit, ledger: Ledger, post: Post, cap: int = MAX_ESCALATIONS
+    ) -> None:
         self.slot = slot
+        self.cap = cap
         self.emit = emit
         self.ledger = ledger
         self.post = post
@@ -212,12 +216,11 @@ class Requirement(Limit):
         why = f" ({req.reason})" if req.reason else ""
         for call in calls:
             self.ledger.skip(call, f"Not executed: call `{req.tool}` first{why}.")
-        if self.escalations >= MAX_ESCALATIONS:
+        if self.escalations >= self.cap:
             self.slot.clear("failed")
             raise EndRun(
                 "error",
-                f"The model did not call the required tool `{req.tool}` after "
-                f"{MAX_ESCALATIONS} forced turns.",
+                f"The model did not call the required tool `{req.tool}` after {self.cap} forced turns.",
             )
         self.escalations += 1
         self.emit(RequirementEvent, tool=req.tool, escalation=self.escalations)
@@ -276,7 +279,7 @@ def standard_limits(
         RoundLimit(cfg.max_rounds),
         FailureBreaker(cfg.failure_limit, ledger, post),
         directed,
-        Requirement(slot, emit, ledger, post),
+        Requirement(slot, emit, ledger, post, cfg.max_escalations),
     ]
     if cfg.call_cap is not None:
         limits.append(CallCap(cfg.call_cap))

@@ -36,6 +36,8 @@ class Config(BaseModel):
     base_url: str | None = None
     permission_mode: PermissionMode = "ask"
     max_rounds: int = Field(40, ge=1, le=10_000)
+    # forced turns of a soft requirement (/require) and a Stop hook's refusals per turn, then the run ends
+    max_escalations: int = Field(3, ge=0, le=100)
     steering: Literal["batch", "immediate"] = "batch"
     pause_freeze: bool = True  # closing the pause gate also stops tool processes (owltui.tools.exec.freeze)
     follow_up_mode: Literal["one", "all"] = "one"  # follow-ups per stop: the first, or all merged

@@ -10,11 +10,11 @@
   ``additionalContext`` reach the model as a reminder at the next safe point.
 - ``UserPromptSubmit``: just before the prompt is delivered; context joins it, a block ends the run
   before the prompt is sent (the hook's ``hook_end`` tells the user why).
-- ``Stop`` / ``SubagentStop``: the before-yield hook (``SubagentStop`` in a ``task`` subagent's loop,
-  which ``install_subagent`` gives the tool hooks and the stop); a refusal's reason goes to the model and the
-  run goes on, at most ``MAX_ESCALATIONS`` times per turn (the soft requirement's cap), with
-  ``stop_hook_active`` true after the first; past the cap the run ends and the hook's ``hook_end``
-  names the hook and the cap.
+- ``Stop`` / ``SubagentStop``: the before-yield hook (``SubagentStop`` in a ``task`` subagent's
+  loop, which ``install_subagent`` gives the tool hooks and the stop); a refusal's reason goes to the
+  model and the run goes on, at most ``max_escalations`` times per turn (the soft requirement's cap,
+  config ``max_escalations``), with ``stop_hook_active`` true after the first; past the cap the run
+  ends and the hook's ``hook_end`` names the hook and the cap.
 - ``SessionStart``: before the first run; its context is delivered with the first prompt.
 - ``SessionEnd``: when the session closes, after its run ended (``reason`` ``other``).
 """
@@ -26,7 +26,6 @@ from typing import Any
 from owltui.agent.config import LoopConfig
 from owltui.agent.hooks import Directive, Hook, Refusal, ResponseHook, ResultsHook
 from owltui.agent.messages import USER_LANES, AssistantMessage, ToolCall, ToolResult, UserMessage
-from owltui.agent.requirement import MAX_ESCALATIONS
 from owltui.agent.state import EndRun, RunState
 from owltui.features.hooks.config import ConfiguredHook, Dialect
 from owltui.features.hooks.engine import HookRunner, Ran
@@ -194,12 +193,13 @@ class LoopHooks:
             if marker is not self.stop_turn:
                 self.stop_turn, self.stop_refusals = marker, 0
             active = self.stop_refusals > 0
-            over = self.stop_refusals >= MAX_ESCALATIONS
+            cap = state.config.max_escalations
+            over = self.stop_refusals >= cap
 
             def judge(hook: ConfiguredHook, o: Outcome) -> None:
                 if o.decision == "block" and over:
                     o.error = (
-                        f"the {event} hook `{hook.command}` refused the stop {MAX_ESCALATIONS} times this "
+                        f"the {event} hook `{hook.command}` refused the stop {cap} times this "
                         "turn already (the cap): the run ends"
                     )
 

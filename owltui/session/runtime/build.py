@@ -192,6 +192,7 @@ def build_runtime(
     loop_config.compactor = compact_for_loop
     loop_config.compaction_confirm = config.compaction_confirm
     loop_config.follow_up_mode = config.follow_up_mode
+    loop_config.max_escalations = config.max_escalations
     agent = Agent(
         loop_config, history, inbox=Inbox(), emitter=emitter, gate=GATE, requirement=RequirementSlot()
     )

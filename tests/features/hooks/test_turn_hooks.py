@@ -52,18 +52,21 @@ async def test_exit_2_blocks_the_prompt_and_tells_the_user(world: World) -> None
     assert end["decision"] == "block" and "no secrets in prompts" in end["error"]
 
 
-async def test_a_stop_hook_that_always_refuses_is_capped(world: World) -> None:
+@pytest.mark.parametrize("cap", [None, 1])
+async def test_a_stop_hook_that_always_refuses_is_capped(world: World, cap: int | None) -> None:
+    """At most the soft requirement's cap of refusals per turn (3, or config ``max_escalations``)."""
     hook = world.script(
         "stop.sh",
         '#!/bin/bash\necho \'{"decision": "block", "reason": "run the tests first"}\'\n',
     )
-    world.config(_hook("Stop", str(hook)))
+    world.config(("" if cap is None else f"max_escalations = {cap}\n") + _hook("Stop", str(hook)))
+    limit = MAX_ESCALATIONS if cap is None else cap
     model = ScriptedModel([Step(text=f"answer {i}") for i in range(10)])
     await run_prompt(world.runtime(model), "fix it")
-    assert model.calls == MAX_ESCALATIONS + 1  # the first answer and one per refusal, no more
+    assert model.calls == limit + 1  # the first answer and one per refusal, no more
     assert "run the tests first" in model_saw(model)
     ends = world.hook_ends()
-    assert len(ends) == MAX_ESCALATIONS + 1
+    assert len(ends) == limit + 1
     last = ends[-1]
     assert "the cap" in last["error"] and str(hook) in last["error"]
     notice = describe(next(e for e in reversed(world.events) if e.type == "hook_end"))
