@@ -6,15 +6,18 @@ OwlTUI's config takes the same shape as Claude Code's settings files, in TOML::
     matcher = "bash"
     hooks = [{ type = "command", command = "~/bin/check.sh", timeout = 30 }]
 
-``load_hooks`` gathers the user's table (``config.toml``), then, with ``hooks_from_claude = true``,
-``~/.claude/settings.json``, the project's ``.claude/settings.json`` and ``.claude/settings.local.json``.
-A malformed file is one warning line and contributes nothing; the other files still count.
+``load_hooks`` gathers the user's table (``config.toml``), the project's ``.owltui/hooks.toml`` (the
+same ``[[hooks.EVENT]]`` tables, OwlTUI's names; a project file, so its hooks wait for approval),
+then, with ``hooks_from_claude = true``, ``~/.claude/settings.json``, the project's
+``.claude/settings.json`` and ``.claude/settings.local.json``. A malformed file is one warning line
+and contributes nothing; the other files still count.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +140,25 @@ def claude_file(path: Path, project: bool, warn: Callable[[str], None]) -> list[
     return parse_table(data["hooks"], Source(path, "claude", project), warn)
 
 
+PROJECT_FILE = ".owltui/hooks.toml"  # the project's hooks in OwlTUI's own shape
+
+
+def project_file(workspace: Path, warn: Callable[[str], None]) -> list[ConfiguredHook]:
+    """The ``hooks`` tables of the project's ``.owltui/hooks.toml`` (missing: none)."""
+    path = workspace / PROJECT_FILE
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as exc:
+        warn(f"hooks in {path} ignored: not readable TOML ({exc})")
+        return []
+    unknown = sorted(set(data) - {"hooks"})
+    if unknown:
+        warn(f"{path}: only hooks tables are read here, not {', '.join(unknown)}")
+    return parse_table(data.get("hooks", {}), Source(path, "owltui", True), warn)
+
+
 def claude_files(workspace: Path, home: Path) -> list[tuple[Path, bool]]:
     """The Claude Code settings files read with ``hooks_from_claude`` (path, defined by the project)."""
     return [
@@ -155,8 +177,9 @@ def load_hooks(
     home: Path,
     warn: Callable[[str], None],
 ) -> list[ConfiguredHook]:
-    """Every configured hook, the user's config first, then the Claude Code files in order."""
+    """Every configured hook: the user's config, the project's file, then the Claude Code files."""
     found = parse_table(dict(own), Source(own_path, "owltui", False), warn) if own else []
+    found += project_file(workspace, warn)
     if from_claude:
         for path, project in claude_files(workspace, home):
             if project and workspace.resolve() == home.resolve() and path.name == "settings.json":

@@ -242,7 +242,11 @@ def _user_hooks(runtime: Runtime, config: Config, env: Mapping[str, str], warn: 
     from pathlib import Path
 
     home = Path(env.get("HOME") or Path.home())
-    if not config.hooks and not config.hooks_from_claude:
+    if (
+        not config.hooks
+        and not config.hooks_from_claude
+        and not (runtime.workspace / ".owltui" / "hooks.toml").exists()  # hooks.config.PROJECT_FILE
+    ):
         return
     from functools import partial
 

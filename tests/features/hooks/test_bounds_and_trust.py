@@ -147,29 +147,43 @@ async def test_a_pause_freezes_a_running_hook_and_its_time_limit(world: World, f
         assert "timed out after 1 s" in end["error"]
 
 
-def _project(world: World, marker: Path, command: str | None = None) -> None:
+def _project(world: World, marker: Path, command: str | None = None, where: str = "claude") -> None:
+    """A project hook on bash calls: in the repository's ``.claude/settings.json`` (with
+    ``hooks_from_claude``) or in its ``.owltui/hooks.toml``."""
     cmd = command or f"touch {marker}"
-    world.claude_settings(
-        world.ws, {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": cmd}]}]}
+    if where == "claude":
+        world.claude_settings(
+            world.ws, {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": cmd}]}]}
+        )
+        world.config('permission_mode = "yolo"\nhooks_from_claude = true\n')
+        return
+    (world.ws / ".owltui").mkdir(exist_ok=True)
+    (world.ws / ".owltui" / "hooks.toml").write_text(
+        f'[[hooks.PreToolUse]]\nmatcher = "bash"\nhooks = [{{ type = "command", command = "{cmd}" }}]\n'
     )
-    world.config('permission_mode = "yolo"\nhooks_from_claude = true\n')
+    world.config('permission_mode = "yolo"\n')
 
 
 def _bash() -> ScriptedModel:
     return ScriptedModel([Step(calls=[Call("bash", {"command": "echo hi"})]), Step(text="done")])
 
 
-async def test_an_unapproved_project_hook_runs_nothing(world: World) -> None:
+PLACES = pytest.mark.parametrize("where", ["claude", "owltui"])
+
+
+@PLACES
+async def test_an_unapproved_project_hook_runs_nothing(world: World, where: str) -> None:
     marker = world.root / "marker"
-    _project(world, marker)
+    _project(world, marker, where=where)
     await run_prompt(world.runtime(_bash()), "go")
     assert not marker.exists()
     assert any("not approved" in w for w in world.warnings)
 
 
-async def test_approved_then_changed_asks_again(world: World) -> None:
+@PLACES
+async def test_approved_then_changed_asks_again(world: World, where: str) -> None:
     marker = world.root / "marker"
-    _project(world, marker)
+    _project(world, marker, where=where)
     rt = world.runtime(_bash())
     commands = Commands(rt, LineFront())
     listing = commands.slash("/hooks")  # what /hooks shows before approving
@@ -179,7 +193,7 @@ async def test_approved_then_changed_asks_again(world: World) -> None:
     await run_prompt(world.runtime(_bash()), "go")  # a new session: remembered
     assert marker.exists()
     marker.unlink()
-    _project(world, marker, f"touch {marker}; echo changed")
+    _project(world, marker, f"touch {marker}; echo changed", where=where)
     world.warnings.clear()
     await run_prompt(world.runtime(_bash()), "go")
     assert not marker.exists() and any("not approved" in w for w in world.warnings)
