@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from owltui.session.checkpoints.checkpoints import CheckpointStore  # noqa: E402
+from owltui.session.checkpoints.prune import disk_usage as disk  # noqa: E402
 from tests.cli.fake_openai import FakeOpenAI, Turn  # noqa: E402
 from tests.cli.helpers import cli_env, openai_args  # noqa: E402
 
@@ -159,18 +160,6 @@ def spread(values: list[float], scale: float = 1.0, digits: int = 3) -> dict[str
         "min": round(min(values) * scale, digits),
         "max": round(max(values) * scale, digits),
     }
-
-
-def disk(path: Path) -> int:
-    """Bytes on disk under ``path`` (allocated blocks)."""
-    total = 0
-    for dirpath, _dirs, names in os.walk(path):
-        for name in names:
-            try:
-                total += os.lstat(os.path.join(dirpath, name)).st_blocks * 512
-            except OSError:
-                pass
-    return total
 
 
 def repository(root: Path, nfiles: int) -> str:

@@ -19,19 +19,9 @@ from owltui.session.runtime.build import build_runtime
 from owltui.session.runtime.options import Options
 from owltui.session.runtime.runtime import Runtime
 from owltui.testing.scripted import Call, ScriptedModel, Step
+from tests.session.test_command_layer import Front
 
 pytestmark = pytest.mark.anyio
-
-
-class Front:
-    label = "a test"
-    capabilities: frozenset[str] = frozenset()
-    abort_key = "Esc"
-    keys_help = ""
-    themes = None
-
-    def quit(self) -> None:
-        pass
 
 
 def skill(root: Path, name: str, description: str, *, extra: str = "", body: str = "") -> Path:

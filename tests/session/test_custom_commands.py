@@ -17,16 +17,9 @@ from owltui.session.runtime.build import build_runtime
 from owltui.session.runtime.options import Options
 from owltui.session.runtime.runtime import Runtime
 from owltui.testing.scripted import Call, ScriptedModel, Step
+from tests.session.test_runtime import _env
 
 pytestmark = pytest.mark.anyio
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    return {
-        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "HOME": str(tmp_path),
-    }
 
 
 def _write(root: Path, rel: str, text: str) -> Path:

@@ -126,15 +126,20 @@ def parse_table(data: Any, source: Source, warn: Callable[[str], None]) -> list[
         return []
 
 
+def _read(path: Path, loads: Callable[[str], Any], kind: str, warn: Callable[[str], None]) -> Any:
+    """The file parsed (None when missing, or unreadable: then one warning)."""
+    try:
+        return loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        warn(f"hooks in {path} ignored: not readable {kind} ({exc})")
+        return None
+
+
 def claude_file(path: Path, project: bool, warn: Callable[[str], None]) -> list[ConfiguredHook]:
     """The ``hooks`` of one Claude Code settings file (missing file or key: none)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as exc:
-        warn(f"hooks in {path} ignored: not readable JSON ({exc})")
-        return []
+    data = _read(path, json.loads, "JSON", warn)
     if not isinstance(data, dict) or "hooks" not in data:
         return []
     return parse_table(data["hooks"], Source(path, "claude", project), warn)
@@ -146,12 +151,8 @@ PROJECT_FILE = ".owltui/hooks.toml"  # the project's hooks in OwlTUI's own shape
 def project_file(workspace: Path, warn: Callable[[str], None]) -> list[ConfiguredHook]:
     """The ``hooks`` tables of the project's ``.owltui/hooks.toml`` (missing: none)."""
     path = workspace / PROJECT_FILE
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError) as exc:
-        warn(f"hooks in {path} ignored: not readable TOML ({exc})")
+    data = _read(path, tomllib.loads, "TOML", warn)
+    if data is None:
         return []
     unknown = sorted(set(data) - {"hooks"})
     if unknown:
