@@ -39,7 +39,7 @@ class SizedTmux(Tmux):
 def _demo(tmp_path: Path, size: tuple[int, int]) -> SizedTmux:
     """``owltui --provider demo`` (the console script) in a workspace with two files."""
     ws = tmp_path / "ws"
-    ws.mkdir()
+    ws.mkdir(exist_ok=True)
     (ws / "a.txt").write_text("a\n")
     (ws / "b.txt").write_text("b\n")
     owltui = str(Path(sys.executable).parent / "owltui")
