@@ -1,5 +1,5 @@
 """Custom commands and hooks in the TUI launched the way a user launches it (the ``owltui`` console
-script on the demo model, in a real terminal): ``/review a.txt`` sends the command's template, and a
+script on the demo model, in a real terminal): ``/review a.txt`` (its last keys and Enter in one burst, as a paste or tmux delivers them) sends the command's template, and a
 user hook's run is one line on screen."""
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ def test_a_custom_command_and_a_hook_line_in_tmux(tmp_path: Path) -> None:
     t = _demo(tmp_path, (100, 30))  # its workspace is tmp_path/ws (a.txt, b.txt)
     try:
         status = t.wait(lambda s: TRY in s and " idle" in s, "the welcome").splitlines()[-2]
-        t.type("/review a.txt")
-        t.keys("Enter")
+        t.type("/")
+        t.wait(lambda s: "/followup" in s, "every command offered")
+        t.keys("review a.txt", "Enter")  # the rest and Enter in one burst, the list still the one for "/"
         screen = t.wait(functools.partial(_answered, status), "the answer")
         assert "▎ you read a.txt" in screen, screen  # the template, with its argument, was the message
         assert "hook PostToolUse [read]" in screen, screen  # the hook's run, one line

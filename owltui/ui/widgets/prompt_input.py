@@ -177,6 +177,7 @@ class PromptInput(TextArea):
         self._draft = ""  # what was typed before Up
         self._recalled: str | None = None  # the text a history step put in (no completion for it)
         self._mention: _Mention | None = None
+        self._listed_for: str | None = None  # the text the completion list was last made for
 
     # ---- actions -------------------------------------------------------------------------
     def _take(self) -> str:
@@ -202,6 +203,7 @@ class PromptInput(TextArea):
         self.call_later(self.post_message, self.PopQueue())
 
     def _send(self) -> None:
+        self._catch_up_completion()
         if self.completions.display and self.completions.kind == "mention":
             path = self.completions.current_path
             if path is not None and self._mention is not None and self._mention.typed != mention_token(path):
@@ -279,6 +281,7 @@ class PromptInput(TextArea):
         """Offer commands after ``/``, files after ``@`` (or nothing); ``keep_choice``: see
         ``CompletionList.show_paths``."""
         text = self.text
+        self._listed_for = text
         self._mention = None
         matches = self.complete(text)
         if len(matches) == 1 and text == f"/{matches[0].name}":
@@ -292,6 +295,14 @@ class PromptInput(TextArea):
             return
         self._mention = mention
         self.completions.show_paths(self.mentions(mention.prefix), keep_choice=keep_choice)
+
+    def _catch_up_completion(self) -> None:
+        """Make the completion list the one for the text now in the editor: keys typed in one burst
+        with Enter (or Tab) reach this widget before the ``Changed`` messages their edits post, so the
+        list on screen may still be the one for an earlier text (``/`` alone, offering every command).
+        A list already made for this text is kept, with the choice moved to in it."""
+        if self.completions.display and self.text != self._listed_for:
+            self.refresh_completion(keep_choice=True)
 
     def _mention_at_cursor(self) -> _Mention | None:
         row, col = self.cursor_location
@@ -323,6 +334,8 @@ class PromptInput(TextArea):
             self.completions.hide()
 
     def on_key(self, event: events.Key) -> None:
+        if event.key in ("tab", "up", "down"):
+            self._catch_up_completion()
         comp = self.completions
         if comp.display and event.key in ("tab", "up", "down"):
             event.stop()
