@@ -1,6 +1,7 @@
 """Custom commands and hooks in the TUI launched the way a user launches it (the ``owltui`` console
-script on the demo model, in a real terminal): ``/review a.txt`` (its last keys and Enter in one burst, as a paste or tmux delivers them) sends the command's template, and a
-user hook's run is one line on screen."""
+script on the demo model, in a real terminal): ``/review a.txt``, its last keys and Enter in one burst
+(as a paste or tmux delivers them), sends the command's template, and a user hook's run is one line
+on screen."""
 
 from __future__ import annotations
 
