@@ -1,4 +1,5 @@
-"""Model catalog: context window, output limit and prices per model, loaded from ``catalog.json``.
+"""Model catalog: context window, output limit, prices and the preferred edit tool per model, loaded
+from ``catalog.json``.
 
 Unknown models work with the provider's defaults (and a cost of zero).
 """
@@ -30,6 +31,7 @@ class ModelInfo:
     cache_read: float = 0.0
     cache_write: float = 0.0
     known: bool = True
+    edit_tool: str = "edit"  # the edit tool the model's family is offered: "edit" or "apply_patch"
 
     def cost(self, usage: Usage, *, input_includes_cache: bool = True) -> float:
         """Dollars for one call. OwlTUI's ``input_tokens`` counts the whole prompt, cache reads and
@@ -69,6 +71,7 @@ def _info(model_id: str, provider: str, entry: dict[str, Any], known: bool) -> M
         cache_read=float(entry["cache_read"]),
         cache_write=float(entry["cache_write"]),
         known=known,
+        edit_tool=str(entry.get("edit_tool", "edit")),
     )
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from owltui.providers.table import ProviderName
 from owltui.session.paths import config_file
 
-PermissionMode = Literal["ask", "edits", "yolo", "read-only"]  # owltui.policy.permissions.policy.Mode
+PermissionMode = Literal["ask", "edits", "yolo", "read-only", "plan"]  # owltui.policy.permissions.policy.Mode
 SandboxMode = Literal["workspace-write", "read-only", "off"]  # owltui.policy.sandbox.kernel.SandboxMode
 
 
@@ -54,6 +54,9 @@ class Config(BaseModel):
     context_window: int | None = Field(None, ge=1000)
     compaction_confirm: bool = False
     theme: str = "owl-dark"
+    # the edit tool offered to the model, over the catalog's choice for its family (apply_patch for
+    # OpenAI's reasoning and coding models, edit for the others); fixed for the session
+    edit_tool: Literal["edit", "apply_patch"] | None = None
     # the first lines of a finished bash call's output, drawn under its folded block (0: folded away)
     bash_output_lines: int = Field(5, ge=0, le=1000)
     keys: dict[str, str] = Field(default_factory=dict)

@@ -31,7 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from owltui.session.approvals import is_rerun
-from owltui.ui.write_targets import write_targets
+from owltui.ui.write_targets import patch_files, write_targets
 
 if TYPE_CHECKING:
     from owltui.policy.permissions.model import Review
@@ -247,6 +247,10 @@ def build_view(
         extra = {
             k: v for k, v in arguments.items() if k not in ("path", "old_text", "new_text", "replace_all")
         }
+    elif name == "apply_patch" and isinstance(arguments.get("input"), str):
+        add("files", patch_files(arguments["input"]), "the paths")  # the patch itself is shown above
+        texts.append(("the patch", arguments["input"]))
+        extra = {k: v for k, v in arguments.items() if k != "input"}
     else:
         extra = dict(arguments)
     for key, value in extra.items():

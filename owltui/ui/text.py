@@ -40,13 +40,17 @@ class StreamCleaner:
 def summarize_args(name: str, args: dict[str, Any], width: int = 60) -> str:
     """A one-line summary of a tool call's arguments (the command, the path, the pattern…), cut to
     ``width``; control and invisible characters are shown as escapes."""
-    for key in ("command", "path", "pattern", "prompt", "job_id", "result_id"):
+    items = args.get("items") if name == "todo" else None
+    for key in ("command", "path", "pattern", "url", "prompt", "job_id", "result_id"):
         value = args.get(key)
         if isinstance(value, str) and value:
             text = value
             break
     else:
         text = json.dumps(args, ensure_ascii=False, default=str) if args else ""
+    if isinstance(items, list):  # the todo list: how far it is (the panel shows the items)
+        done = sum(1 for i in items if isinstance(i, dict) and i.get("status") in ("done", "completed"))
+        text = f"{done}/{len(items)} done"
     # hidden characters as escapes, never dropped (``a\rb`` must not read as ``b``); the whole call
     # is on the approval, this is a title
     text = " ".join(visible(text).split())

@@ -1,7 +1,8 @@
 """Where the writes a tool call names really land, for its approval: a path that is a symbolic link,
 or goes through one (``docs/notes.md`` -> ``/home/u/.bashrc``), is shown with where it leads.
 
-``write_targets`` covers the ``write`` and ``edit`` tools' ``path`` and the output redirections and
+``write_targets`` covers the ``write`` and ``edit`` tools' ``path``, every path an ``apply_patch``
+names (``patch_files`` words them for the approval), and the output redirections and
 ``tee`` files of a ``bash`` command that are literal (no expansion, no ``cd`` before them: the
 shell would decide those, so nothing is claimed). Paths resolve against the workspace; a device
 (``/dev/null``, ``/dev/stdout``) is never "redirected".
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from owltui.files.paths import PathError, resolve_path
+from owltui.policy.permissions.patch import patch_ops, patch_paths
 
 _PSEUDO = (Path("/dev"), Path("/proc"), Path("/sys"))
 
@@ -106,7 +108,20 @@ def write_targets(name: str, arguments: dict[str, Any], workspace: Path | None) 
         paths = [path] if isinstance(path, str) else []
     elif name == "bash" and isinstance(arguments.get("command"), str):
         paths = _bash_targets(arguments["command"])
+    elif name == "apply_patch" and isinstance(arguments.get("input"), str):
+        paths = patch_paths(arguments["input"])
     else:
         return []
     out = [link_target(p, workspace) for p in paths]
     return [t for t in out if t is not None]
+
+
+def patch_files(text: str) -> str:
+    """What an ``apply_patch`` touches, for its approval: ``add a.py, update b.py -> c.py, delete d``."""
+    out: list[str] = []
+    for op, path in patch_ops(text):
+        if op == "move" and out:
+            out[-1] += f" -> {path}"
+        else:
+            out.append(f"{op} {path}")
+    return ", ".join(out) or "no file named"

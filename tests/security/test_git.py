@@ -339,6 +339,34 @@ async def test_the_write_tool_cannot_plant_a_repository(tmp_path: Path) -> None:
     assert "renamed" in outs[-1].content and not (ws / "bare" / "HEAD").exists()
 
 
+async def test_apply_patch_cannot_plant_a_repository(tmp_path: Path) -> None:
+    """The patch tool's twin of the write tool's test: a header, a move's destination, or several
+    files of one patch that together look like a bare repository."""
+    from owltui.tools.patch.tool import ApplyPatchParams, ApplyPatchTool
+
+    ws = make_repo(tmp_path / "ws")
+    (ws / "notes.txt").write_text("x\n")
+    for mode in ("edits", "yolo"):
+        policy = PermissionPolicy(ws, mode, None)
+        for path in ("sub/.git/config", ".git/hooks/pre-commit", "a/b/.GIT/HEAD"):
+            for body in (
+                f"*** Add File: {path}\n+x",
+                f"*** Update File: notes.txt\n*** Move to: {path}\n@@\n-x\n+y",
+            ):
+                patch = f"*** Begin Patch\n{body}\n*** End Patch"
+                call = ToolCall(id="1", name="apply_patch", arguments={"input": patch})
+                verdict = await policy.check(call, read_only=False)
+                assert verdict is not None and "explicit approval" in verdict, (mode, path, body)
+    sandbox = SandboxPolicy("workspace-write", ws)
+    ctx = ToolContext(workspace=ws, cancel=CancelToken(), services=Services(sandbox=sandbox))
+    bare = "\n".join(
+        f"*** Add File: {p}\n+{c}"
+        for p, c in (("bare/objects/x", ""), ("bare/refs/heads/x", ""), ("bare/HEAD", "ref: refs/heads/x"))
+    )
+    out = await ApplyPatchTool().run(ApplyPatchParams(input=f"*** Begin Patch\n{bare}\n*** End Patch"), ctx)
+    assert "renamed" in out.content and not (ws / "bare" / "HEAD").exists()
+
+
 def test_the_audit_is_cheap_on_a_10k_file_tree(tmp_path: Path) -> None:
     import time
 

@@ -137,11 +137,15 @@ def hostile_calls(tools: Sequence[Tool]) -> st.SearchStrategy[list[Call]]:
     return st.lists(one, min_size=1, max_size=4)
 
 
-BUILTIN = builtin_tools()
+BUILTIN = [*builtin_tools(), *builtin_tools(["apply_patch"], edit_tool="apply_patch")]  # both edit tools
 EVERY_BUILTIN: list[Tool] = [*BUILTIN, ReadResult(ResultStore())]  # the loop adds read_result itself
-VALID = {  # arguments each tool accepts, for the deterministic cases: one value at a time turned hostile
+# arguments each tool accepts, for the deterministic cases: one value at a time turned hostile
+VALID: dict[str, dict[str, Any]] = {
+    "apply_patch": {"input": "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\n+b\n*** End Patch"},
     "bash": {"command": "true"},
     "edit": {"path": "f.txt", "old_text": "a", "new_text": "b"},
+    "exit_plan": {"plan": "# Plan"},  # outside plan mode: a short error
+    "fetch": {"url": "http://127.0.0.1:9/"},  # a local address: refused with nobody to ask
     "find": {"pattern": "*"},
     "grep": {"pattern": "x"},
     "job_kill": {"job_id": "1"},
@@ -149,6 +153,7 @@ VALID = {  # arguments each tool accepts, for the deterministic cases: one value
     "ls": {},
     "read": {"path": "f.txt"},
     "read_result": {"result_id": "r1"},
+    "todo": {"items": [{"content": "a", "status": "pending"}]},
     "write": {"path": "f.txt", "content": "c"},
 }
 NASTY = ["a\x00b", "\ud800", "a\udcffb", "x" * HUGE, None, 2**70, [["x"]], {"k": "v"}]

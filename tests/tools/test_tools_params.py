@@ -13,11 +13,42 @@ def test_builtin_tools_sorted_and_typed() -> None:
     tools = builtin_tools()
     names = [t.name for t in tools]
     assert names == sorted(names)
-    assert set(names) == {"bash", "edit", "find", "grep", "job_kill", "job_output", "ls", "read", "write"}
+    assert set(names) == {
+        "bash",
+        "edit",
+        "exit_plan",
+        "fetch",
+        "find",
+        "grep",
+        "job_kill",
+        "job_output",
+        "ls",
+        "read",
+        "todo",
+        "write",
+    }
     assert all(isinstance(t, Tool) for t in tools)
-    assert {t.name for t in tools if t.read_only} == {"read", "ls", "grep", "find", "job_output"}
+    assert {t.name for t in tools if t.read_only} == {
+        "read",
+        "ls",
+        "grep",
+        "find",
+        "job_output",
+        "fetch",
+        "todo",
+        "exit_plan",
+    }
     assert [t.name for t in builtin_tools(["read", "bash"])] == ["bash", "read"]
-    assert {t.name for t in builtin_tools(read_only=True)} == {"read", "ls", "grep", "find", "job_output"}
+    assert {t.name for t in builtin_tools(read_only=True)} == {
+        "read",
+        "ls",
+        "grep",
+        "find",
+        "job_output",
+        "fetch",
+        "todo",
+        "exit_plan",
+    }
     with pytest.raises(ValueError, match="nope"):
         builtin_tools(["nope"])
 

@@ -11,14 +11,18 @@ from typing import Literal, get_args
 
 from owltui.agent.messages import ToolCall
 
-Mode = Literal["ask", "edits", "yolo", "read-only"]
+Mode = Literal["ask", "edits", "yolo", "read-only", "plan"]
 MODES: tuple[str, ...] = get_args(Mode)
 Answer = Literal["allow", "deny", "always"]
 Ask = Callable[[ToolCall, str], Awaitable[Answer]]
 
-FREE_TOOLS = frozenset({"read", "ls", "grep", "find", "read_result", "job_output", "job_kill"})
-EDIT_TOOLS = frozenset({"write", "edit"})
+FREE_TOOLS = frozenset({"read", "ls", "grep", "find", "read_result", "job_output", "job_kill", "exit_plan"})
+EDIT_TOOLS = frozenset({"write", "edit", "apply_patch"})
 READ_TOOLS = frozenset({"read", "grep", "find"})
+PLAN_REFUSAL = (
+    "Refused: OwlTUI is in plan mode, so {name} cannot run. Only reading tools run until the user "
+    "accepts a plan: finish looking around, then present your plan with the exit_plan tool."
+)
 
 
 @dataclass

@@ -2,7 +2,9 @@
 
 Modes: ``ask`` (default; reading is free, write/edit/bash ask), ``edits`` (writes and edits inside
 the workspace are free too), ``yolo`` (``--yes``: everything runs, except what always asks, below)
-and ``read-only`` (write, edit, bash refused; ``--yes`` cannot widen it). Rules live in
+``read-only`` (write, edit, bash refused; ``--yes`` cannot widen it) and ``plan`` (read-only until the
+user accepts a plan the model presents with ``exit_plan``; every ``bash`` command is refused, since
+nothing here proves a command reads only; ``owltui.session.plans``). Rules live in
 ``<workspace>/.owltui/permissions.toml``::
 
     [allow]
@@ -57,13 +59,18 @@ answered): program + subcommand for bash (``git status *``, ``npm run test *``, 
 command for destructive programs (``rm``, ``find``, ``git push``...), one rule per simple command, or
 none when some part cannot be vouched for; the exact path for write/edit.
 
+**apply_patch** is reviewed as a write of each path its patch names (added, deleted, updated, a
+move's source and destination; ``permission_patch``): its own ``[allow]``/``[deny] apply_patch``
+rules, protected configuration and the writable roots apply to each, and the strictest verdict wins.
+
 Without a working sandbox (``sandbox_enforced`` False) every bash command asks, unless the sandbox
 was set off explicitly (``sandbox_off``).
 
 This module owns ``PermissionPolicy`` (a call's verdict, asking, saving "always" rules) and
 re-exports the rest: ``permission_model`` (modes, answers, ``Review``), ``permission_rules`` (the
 rules file, glob matching), ``permission_paths`` (protected configuration, ``[deny] read``),
-``permission_bash`` (a command line against the rules) and ``always_rules`` (what "always" saves).
+``permission_bash`` (a command line against the rules), ``always_rules`` (what "always" saves) and
+``permission_web`` (the hosts ``fetch`` may reach: ``[allow] fetch = ["docs.python.org"]``).
 """
 
 from __future__ import annotations
@@ -82,11 +89,13 @@ from owltui.policy.permissions.model import (
     EDIT_TOOLS,
     FREE_TOOLS,
     MODES,
+    PLAN_REFUSAL,
     READ_TOOLS,
     Ask,
     Mode,
     Review,
 )
+from owltui.policy.permissions.patch import first_protected, review_patch
 from owltui.policy.permissions.paths import PathGuard, default_config_dir
 from owltui.policy.permissions.rules import (
     RULES_FILE,
@@ -95,6 +104,7 @@ from owltui.policy.permissions.rules import (
     escape_glob,
     read_rules,
 )
+from owltui.policy.permissions.web import review_fetch
 
 __all__ = ["PermissionPolicy"]
 
@@ -118,17 +128,20 @@ class PermissionPolicy:
         config_dir: Path | None = None,
         writable_roots: Callable[[], Sequence[Path]] | None = None,
         protected: Sequence[Path] = (),
+        network: bool = True,
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"unknown permission mode {mode!r}; expected one of {', '.join(MODES)}")
         self.workspace = workspace
         self.mode: str = mode
+        self.before_plan: str = "ask" if mode == "plan" else mode  # what accepting a plan returns to
         self.ask = ask
         self.sandbox_enforced = sandbox_enforced
         self.sandbox_off = sandbox_off
         self.config_dir = config_dir if config_dir is not None else default_config_dir()
         self.paths = PathGuard(workspace, self.config_dir, protected)
         self.writable_roots = writable_roots
+        self.network = network  # False: the sandbox keeps commands off the network, and fetch too
         self.temp_dir = Path(os.path.realpath(tempfile.gettempdir()))
         self.rules = self.load_rules()
         self.must_ask: dict[str, str] = {}  # call id -> why a question is wanted (a user's hook said so)
@@ -236,8 +249,12 @@ class PermissionPolicy:
 
     def _review(self, call: ToolCall, read_only: bool | None) -> Review:
         name = call.name
+        if name == "fetch":  # read-only, yet what it reaches is the user's choice (permission_web)
+            return review_fetch(call.arguments.get("url"), self.rules, self.mode, network=self.network)
         free = (name in FREE_TOOLS) if read_only is None else (read_only or name in FREE_TOOLS)
-        if self.mode == "read-only" and (not free or name == "bash"):
+        if self.mode in ("read-only", "plan") and (not free or name == "bash"):
+            if self.mode == "plan":
+                return Review("refuse", PLAN_REFUSAL.format(name=name))
             return Review("refuse", f"Refused: OwlTUI is in read-only mode, so {name} cannot run.")
         if name.startswith("mcp__"):
             return self._review_mcp(name, free)
@@ -253,6 +270,16 @@ class PermissionPolicy:
                 judge_write=self.judge_redirect,
                 unconfined=lambda: not self._sandboxed() and not self.sandbox_off,
             )
+        if name == "apply_patch":  # one review per path the patch names
+            return review_patch(call, lambda one: self._review_path(one, free))
+        return self._review_path(call, free)
+
+    def _protected_in_patch(self, call: ToolCall) -> str | None:
+        return first_protected(call, lambda one: self._review_path(one, False))
+
+    def _review_path(self, call: ToolCall, free: bool) -> Review:
+        """The verdict on a call that names (at most) one path, ``call.arguments["path"]``."""
+        name = call.name
         subject, outside, path = self.paths.target(call)
         forms = [subject] if subject is not None else []
         if path is not None:  # through symlinks too
@@ -343,7 +370,7 @@ class PermissionPolicy:
             return (
                 f"Refused: {verdict.reason} needs an explicit approval and nobody can approve it "
                 f"here. To allow it anyway, name the path exactly in {RULES_FILE}, e.g. "
-                f'[allow] {call.name} = ["{call.arguments.get("path")}"].'
+                f'[allow] {call.name} = ["{call.arguments.get("path") or self._protected_in_patch(call)}"].'
             )
         if verdict.outside_roots is not None:
             return (

@@ -98,7 +98,8 @@ def parse_rules(entries: Sequence[str]) -> tuple[ToolRule, ...]:
 def allowed(rules: Sequence[ToolRule], call: ToolCall) -> bool:
     if call.name in ALWAYS_ALLOWED:
         return True
-    mine = [r for r in rules if r.tool == call.name]
+    # edit and apply_patch are one tool under two names (a session offers one of them)
+    mine = [r for r in rules if r.tool == call.name or {r.tool, call.name} == {"edit", "apply_patch"}]
     if not mine:
         return False
     if call.name != "bash" or any(r.words is None for r in mine):

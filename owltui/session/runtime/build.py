@@ -18,6 +18,7 @@ from owltui.agent.model import Model
 from owltui.agent.pause import GATE
 from owltui.agent.requirement import RequirementSlot
 from owltui.agent.services import Sandbox, SandboxRerun, Services
+from owltui.agent.todo import TodoBoard
 from owltui.session.approvals import ApprovalBroker
 from owltui.session.checkpoints.rewind import STORE_NAME, Checkpointing
 from owltui.session.config import Config, ConfigError, load_config
@@ -116,7 +117,7 @@ def build_runtime(
         "context_window": options.context_window,
     }
     config = load_config(env, overrides)
-    if options.yes and config.permission_mode != "read-only":  # --yes never widens read-only
+    if options.yes and config.permission_mode not in ("read-only", "plan"):  # --yes never widens them
         config.permission_mode = "yolo"
     workspace = options.workspace.resolve()
     options.workspace = workspace
@@ -162,14 +163,24 @@ def build_runtime(
         config_dir=config_dir(env),
         writable_roots=sandbox.writable_roots if sandbox.active else None,  # file tools obey them too
         protected=skill_dirs,
+        network=config.sandbox_network or not sandbox.active,  # off for commands: fetch is off too
     )
+    todo = TodoBoard(emitter.emit)
+    todo.restore(history.items())  # a resumed session's list, as its last todo call saved it
+    from owltui.session.plans import PlanBroker
+
+    if options.yes and permissions.mode == "plan":
+        permissions.before_plan = "yolo"  # an accepted plan goes on as --yes would
+    plans = PlanBroker(emitter, permissions, interactive=options.interactive, yes=options.yes)
     services = Services(
         emitter=emitter,
+        plans=plans,
         sandbox=sandbox,
         sandbox_rerun=_rerun_asker(approvals) if options.interactive else None,
         redactor=redactor,
         permissions=permissions,
         read_filter=permissions.read_denied,
+        todo=todo,
     )  # the job manager and the freezer join once the runtime they report to exists
     notes = instructions_text(workspace, config_dir(env))
     skills = discover_skills(workspace, config_dir(env), env, claude=config.hooks_from_claude)
@@ -211,6 +222,7 @@ def build_runtime(
         env=env,
     )
     runtime.sandbox = sandbox
+    runtime.plans = plans
     runtime.skills = skills
     runtime.jobs = JobManager(on_event=runtime.on_job, sandbox=sandbox, scrubber=redactor)
     runtime.freezer = Freezer(GATE, runtime.jobs, enabled=config.pause_freeze)
@@ -218,7 +230,7 @@ def build_runtime(
     runtime._unsubscribe.append(runtime.freezer.close)
     runtime.checkpoints = _checkpointing(agent, config, options, store, redactor, env, warn)
     if tools is None:
-        builtin = builtin_source()
+        builtin = builtin_source(edit_tool(config, model, label))  # once: /model keeps the list
         sources: list[ToolSource] = [
             builtin,
             task_source(lambda: runtime.agent.config.model, builtin.tools(), workspace),
@@ -233,6 +245,19 @@ def build_runtime(
     agent.config.set_tools(collect_tools(runtime.sources))
     _user_hooks(runtime, config, env, warn)
     return runtime
+
+
+def edit_tool(config: Config, model: Model, label: str) -> str:
+    """The edit tool the session offers: config ``edit_tool``, else the catalog's choice for the
+    starting model's family (``apply_patch`` for OpenAI's reasoning and coding models)."""
+    from owltui.providers.catalog import ModelInfo, lookup
+
+    if config.edit_tool is not None:
+        return config.edit_tool
+    info = getattr(model, "info", None)
+    if not isinstance(info, ModelInfo):
+        info = lookup("openai", label)
+    return info.edit_tool
 
 
 def _user_hooks(runtime: Runtime, config: Config, env: Mapping[str, str], warn: Warn) -> None:

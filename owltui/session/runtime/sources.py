@@ -52,10 +52,11 @@ class StaticSource:
         return None
 
 
-def builtin_source() -> StaticSource:
+def builtin_source(edit_tool: str = "edit") -> StaticSource:
+    """The built-in tools, with ``edit_tool`` (``edit`` or ``apply_patch``) as the edit tool."""
     from owltui.tools.registry import builtin_tools
 
-    return StaticSource("builtin", builtin_tools())
+    return StaticSource("builtin", builtin_tools(edit_tool=edit_tool))
 
 
 def task_source(model: Callable[[], Model], base: Sequence[Tool], workspace: Path) -> StaticSource:

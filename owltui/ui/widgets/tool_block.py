@@ -198,7 +198,7 @@ class ToolBlock(Collapsible):
         self._preview = Static(classes="tool-preview")
         self._preview_plain = ""
         self.prompt: ApprovalPrompt | None = None
-        diff = edit_diff(arguments) if name in ("edit",) else None
+        diff = edit_diff(arguments) if name in ("edit", "apply_patch") else None
         self._args_plain = ""
         self._out_plain = ""
         if diff is not None:
