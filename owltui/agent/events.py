@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from owltui.agent.messages import Lane, StopReason, ToolStatus, Usage
 
@@ -144,6 +144,22 @@ class ApprovalRequest(Event):
     arguments: dict[str, Any]
 
 
+class PlanProposed(Event):
+    """The model presented a plan (``exit_plan`` in plan mode); answered by ``plan_answer``."""
+
+    type: Literal["plan_proposed"] = "plan_proposed"
+    call_id: str
+    plan: str
+
+
+class ModeChanged(Event):
+    """The permission mode changed (``/mode``, ``/plan``, the mode key, an accepted plan)."""
+
+    type: Literal["permission_mode"] = "permission_mode"
+    mode: str
+    previous: str
+
+
 class JobStarted(Event):
     type: Literal["job_started"] = "job_started"
     job_id: str
@@ -216,6 +232,37 @@ class HookEnd(Event):
     decision: str | None = None
     duration_s: float
     error: str | None = None
+
+
+TodoStatus = Literal["pending", "in_progress", "done"]
+STATUS_ALIASES = {
+    "completed": "done",
+    "complete": "done",
+    "in progress": "in_progress",
+    "in-progress": "in_progress",
+}
+
+
+def _status(value: Any) -> Any:
+    """Other agents' words for a status (``completed``: Claude Code's and Codex's) taken as ours."""
+    return (
+        STATUS_ALIASES.get(value.strip().lower(), value.strip().lower()) if isinstance(value, str) else value
+    )
+
+
+class TodoItem(BaseModel):
+    """One step of the todo list: what it is, and ``pending``, ``in_progress`` or ``done``."""
+
+    model_config = ConfigDict(defer_build=True, frozen=True)
+    content: str
+    status: Annotated[TodoStatus, BeforeValidator(_status)]
+
+
+class TodoEvent(Event):
+    """The todo list changed (the ``todo`` tool, or a resumed session's list): the whole list."""
+
+    type: Literal["todo"] = "todo"
+    items: list[TodoItem]
 
 
 class AgentEnd(Event):

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from owltui.agent.events import Emitter
 from owltui.agent.messages import ToolCall
+from owltui.agent.todo import TodoBoard
 
 ReadFilter = Callable[[Path], str | None]  # the refusal when [deny] read covers the path, else None
 SandboxRerun = Callable[[str, str, str], Awaitable[bool]]  # (call_id, command, reason) -> the user agreed
@@ -89,13 +90,43 @@ class CommandFreezer(Protocol):
     def group(self, pgid: int) -> AbstractContextManager[None]: ...
 
 
+class EditorWrites(Protocol):
+    """Writes a file through the editor the session runs in (ACP's ``fs/write_text_file``), so the
+    editor's review sees the change. ``write`` is True when the editor took it; the file tools check
+    the bytes on disk afterwards and write the file themselves when it failed or they differ."""
+
+    async def write(self, path: Path, text: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class PlanAnswer:
+    """The user's answer to a plan: ``decision`` ``accept`` (``mode`` is the mode now), ``refine``
+    (``text`` steers the plan) or ``reject``; ``unanswerable``: nobody can answer here (print mode)."""
+
+    decision: str
+    mode: str = ""
+    text: str = ""
+
+
+class PlanReview(Protocol):
+    """Plan mode (``owltui.session.plans.PlanBroker``): whether the session is in it, and the user's
+    answer to a plan the model presents (``exit_plan``)."""
+
+    @property
+    def active(self) -> bool: ...
+
+    async def propose(self, call_id: str, plan: str) -> PlanAnswer: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class Services:
     """The services of one session (all optional). ``emitter``: subagents report through it;
     ``sandbox`` and ``redactor``: the processes tools start; ``sandbox_rerun``: asks the user whether a
     command the sandbox blocked may run once outside it (interactive sessions only); ``permissions``:
     subagents run under it; ``read_filter``: read/grep/find leave denied files out; ``jobs`` and
-    ``freezer``: background jobs and pausing the processes tools run."""
+    ``freezer``: background jobs and pausing the processes tools run; ``editor``: ``write`` and
+    ``edit`` put files through the editor the session runs in; ``todo``: the session's todo list (the
+    ``todo`` tool writes it)."""
 
     emitter: Emitter | None = None
     sandbox: Sandbox | None = None
@@ -105,3 +136,6 @@ class Services:
     read_filter: ReadFilter | None = None
     jobs: BackgroundJobs | None = None
     freezer: CommandFreezer | None = None
+    editor: EditorWrites | None = None
+    plans: PlanReview | None = None
+    todo: TodoBoard | None = None

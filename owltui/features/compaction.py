@@ -14,6 +14,7 @@ result), keeps the most recent rounds that fit ``keep_tokens`` and the room the 
 current turn, which stay word for word), all sized at the provider's tokens a character. Either way
 the summariser reads the previous summary plus what came after it (never the whole session again)
 within the model's window, and writes what is done and what is pending, so nothing is run twice.
+The session's todo list (``owltui.agent.todo``) follows the summary word for word.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from owltui.agent.history import SUMMARY_HEADING, Compactable, CompactionMark, H
 from owltui.agent.messages import USER_LANES, AssistantMessage, Item, ToolResult, UserMessage
 from owltui.agent.model import Model
 from owltui.agent.pause import GATE, PauseGate
+from owltui.agent.todo import todo_block
 
 SUMMARY_PROMPT = """\
 You summarise a coding session so that it can continue without the full transcript; the agent will
@@ -252,6 +254,8 @@ async def _compact_at(
     summary = await summarise(model, transcript, gate=gate, window=window)
     if note:
         summary = f"{summary}\n\n{note}"
+    if block := todo_block(items):  # the todo list word for word, whatever the summary says of it
+        summary = f"{summary}\n\n{block}"
     target.record_compaction(summary, cut, pinned)
     return Compaction(summary, cut, cut - start - sum(1 for i in pinned if i >= start), pinned)
 

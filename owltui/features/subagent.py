@@ -93,7 +93,7 @@ class TaskTool:
         permission: Permission | None = None,
     ) -> None:
         self._model = model
-        self._tools = [t for t in tools if t.read_only and t.name != "task"]
+        self._tools = [t for t in tools if t.read_only and t.name not in ("task", "todo", "exit_plan")]
         self._workspace = workspace
         self._gate = gate
         self._max_rounds = max_rounds

@@ -33,9 +33,11 @@ from owltui.session.store.sessions import SessionInfo
 
 if TYPE_CHECKING:
     from owltui.features.skills.discovery import SkillSet
+    from owltui.policy.permissions.policy import PermissionPolicy
     from owltui.session.checkpoints.rewind import Checkpointing
     from owltui.session.input.history import InputHistory
     from owltui.session.input.mention_completion import MentionCompleter
+    from owltui.session.plans import PlanBroker
     from owltui.session.store.store import SessionStore
     from owltui.tools.exec.freeze import Freezer
     from owltui.tools.jobs.manager import JobManager
@@ -79,6 +81,8 @@ class LocalRuntime:
     freezer: Freezer | None = None
     model_sources: ModelSources | None = None
     skills: SkillSet | None = None
+    permissions: PermissionPolicy | None = None
+    plans: PlanBroker | None = None
     bash_output_lines: int = 5  # the config's default
 
     def __init__(

@@ -73,6 +73,11 @@ class MainScreenActions:
 
         actions.toggle_tool(self)
 
+    def action_cycle_mode(self: OwlAppApi) -> None:
+        from owltui.ui.control.plan_review import cycle_mode
+
+        cycle_mode(self)
+
     def action_follow(self: OwlAppApi) -> None:
         self.conversation.follow()
 

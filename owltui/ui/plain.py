@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from owltui.agent import events as ev
+from owltui.agent.todo import item_line, saved_list
 from owltui.session.approvals import attach_reviewer
 from owltui.session.commands.host import Host, LineFront
 from owltui.session.commands.layer import Commands
@@ -57,6 +58,7 @@ class PlainPrinter:
         self._cleaner = StreamCleaner()
         self._tool_lines: dict[str, str] = {}
         self._previewed: set[str] = set()  # calls whose diff (or write start) was printed
+        self._todo_shown: list[ev.TodoItem] = []  # the todo list last printed
         self._steps: dict[type[ev.Event], Callable[[Any], None]] = {
             ev.MessageDelta: self._delta,
             ev.MessageEnd: self._message_end,
@@ -65,8 +67,10 @@ class PlainPrinter:
             ev.ToolUpdate: self._tool_update,
             ev.ToolEnd: self._tool_end,
             ev.ApprovalRequest: self._approval_request,
+            ev.PlanProposed: self._plan,
             ev.AgentEnd: self._agent_end,
             ev.HookEnd: self._describe,
+            ev.TodoEvent: self._todo,
             **dict.fromkeys((ev.CompactionStart, ev.Compaction, ev.CompactionFailed), self._describe),
             **dict.fromkeys(
                 (ev.RequirementEvent, ev.Retry, ev.JobStarted, ev.JobFinished, ev.Paused, ev.Resumed),
@@ -117,6 +121,17 @@ class PlainPrinter:
         if e.lane != "user":
             self.write(f"[{e.lane.replace('_', '-')}] {clean(e.text)}")
 
+    def _todo(self, e: ev.TodoEvent) -> None:
+        """The whole list, each time it changes: a heading, then one line per item."""
+        if e.items == self._todo_shown:
+            return
+        self._todo_shown = list(e.items)
+        self.flush()
+        done = sum(1 for item in e.items if item.status == "done")
+        self.write(f"· todo {done}/{len(e.items)}")
+        for item in e.items:
+            self.write(f"  {clean(item_line(item))}")
+
     def _tool_start(self, e: ev.ToolStart) -> None:
         self.flush()
         self.write(f"⏺ {e.name} {summarize_args(e.name, e.arguments)}")
@@ -137,6 +152,13 @@ class PlainPrinter:
         self.write(f"  {'✓' if e.status == 'ok' else '✗'} {e.name}: {e.status}{tail}")
         if e.status != "ok" and out:
             self.write(f"    {out[0][:200]}")
+
+    def _plan(self, e: ev.PlanProposed) -> None:
+        self.flush()
+        self.write("  the model's plan:")
+        for line in clean(e.plan).splitlines():
+            self.write(f"  │ {line}")
+        self.write("  /plan-answer accept [MODE] · /plan-answer refine TEXT · /plan-answer reject")
 
     def _approval_request(self, e: ev.ApprovalRequest) -> None:
         p = self.pending(e.call_id)
@@ -279,6 +301,8 @@ class PlainRepl:
             async with self.runtime:
                 with patch_stdout(raw=True):
                     self.write(f"OwlTUI plain mode · {self.runtime.model_label} · /help for commands")
+                    if saved := saved_list(self.agent.history.items()):  # a resumed session's list
+                        self.printer(ev.TodoEvent(items=saved))
                     if prompt:
                         self.handle(prompt)
                     await self.finish_commands()

@@ -22,7 +22,11 @@ SLASH = [
     "queue",
     "now",
     "require",
+    "plan",
+    "plan-answer",
     "model",
+    "mode",
+    "steering",
     "sessions",
     "new",
     "compact",
@@ -54,10 +58,12 @@ RPC = [
     "require_tool",
     "clear_requirement",
     "approve",
+    "plan_answer",  # plan mode (section 7)
     "get_state",
     "checkpoints",
     "rewind",
     "mcp_status",
+    "set_permission_mode",  # /mode
     "get_commands",
     "quit",
 ]

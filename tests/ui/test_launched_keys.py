@@ -254,6 +254,31 @@ async def palette(pilot: Any, app: OwlApp, key: str, go: anyio.Event) -> None:
     await wait_for(pilot, lambda: isinstance(app.screen, MainScreen), "back")
 
 
+def listed(_go: anyio.Event) -> list[Step]:
+    return [
+        Step(calls=[Call("todo", {"items": [{"content": "one", "status": "in_progress"}]})]),
+        Step(text="ok"),
+    ]
+
+
+async def todo(pilot: Any, app: OwlApp, key: str, go: anyio.Event) -> None:
+    await ran(pilot, app)
+    panel = app.main.todo_panel
+    await wait_for(pilot, lambda: panel.display and bool(panel.items), "the todo list shown")
+    await pilot.press(key)
+    await wait_for(pilot, lambda: panel.collapsed, "collapsed")
+    await pilot.press(key)
+    await wait_for(pilot, lambda: not panel.collapsed, "expanded again")
+
+
+async def mode_key(pilot: Any, app: OwlApp, key: str, go: anyio.Event) -> None:
+    plans = app.runtime.plans
+    assert plans is not None and plans.mode == "ask"
+    for expected in ("edits", "plan", "ask"):
+        await pilot.press(key)
+        await wait_for(pilot, lambda m=expected: plans.mode == m, f"mode {expected}")  # type: ignore[misc]
+
+
 CASES: dict[str, Case] = {
     "send": Case(send),
     "follow_up": Case(follow_up, held),
@@ -273,6 +298,8 @@ CASES: dict[str, Case] = {
     "queue": Case(queue, held),
     "steer_now": Case(steer_now, held),
     "palette": Case(palette),
+    "todo": Case(todo, listed),
+    "mode": Case(mode_key),
 }
 
 

@@ -1,10 +1,11 @@
 """What steers a run from outside the conversation: the pause gate (``pause``, ``resume``), the tool
 requirement (``/require``, ``clear_requirement``), the answers to approval requests (``approve``) and
-the state a program reads (``get_state``)."""
+the state a program reads (``get_state``), the permission mode (``/mode``) and how steering meets a
+running batch (``/steering``)."""
 
 from __future__ import annotations
 
-from owltui.session.commands.spec import Args, CommandError, Context, Pick, Reply
+from owltui.session.commands.spec import Args, CommandError, Context, Pick, Reply, Unavailable
 
 REQUIRE_OFF = "off"  # /require off: drop the requirement (unless a tool is named "off")
 
@@ -59,3 +60,37 @@ def approve(ctx: Context, a: Args) -> Reply:
 
 def get_state(ctx: Context, _a: Args) -> Reply:
     return Reply(data=ctx.host.state())
+
+
+def permission_mode(ctx: Context, a: Args) -> Reply:
+    """``/mode MODE``: the permission mode from the next tool call on (not saved)."""
+    from owltui.session.plan_commands import set_mode
+
+    return set_mode(ctx, a["mode"])
+
+
+def pick_mode(ctx: Context) -> Reply:
+    from owltui.policy.permissions.model import MODES
+
+    policy = ctx.host.permissions
+    if policy is None:
+        raise Unavailable("this session has no permission policy to set a mode on")
+    return Reply(
+        f"permission mode: {policy.mode}",
+        pick=Pick("Permission mode", list(MODES), "mode", highlight=policy.mode),
+    )
+
+
+STEERING = ("batch", "immediate")
+
+
+def steering(ctx: Context, a: Args) -> Reply:
+    """``/steering batch|immediate``: whether steering waits for the running batch (config
+    ``steering``), from the next batch on (not saved)."""
+    ctx.host.agent.config.steering = a["mode"]
+    return Reply(f"steering: {a['mode']}", data={"steering": a["mode"]})
+
+
+def pick_steering(ctx: Context) -> Reply:
+    now = ctx.host.agent.config.steering
+    return Reply(f"steering: {now}", pick=Pick("Steering", list(STEERING), "steering", highlight=now))

@@ -28,8 +28,10 @@ from owltui.session.store.sessions import SessionInfo
 
 if TYPE_CHECKING:
     from owltui.features.skills.discovery import SkillSet
+    from owltui.policy.permissions.policy import PermissionPolicy
     from owltui.session.checkpoints.rewind import Checkpointing
     from owltui.session.input.mention_completion import MentionCompleter
+    from owltui.session.plans import PlanBroker
     from owltui.session.store.store import SessionStore
     from owltui.tools.exec.freeze import Freezer
     from owltui.tools.jobs.manager import JobManager
@@ -147,6 +149,16 @@ class Host(Protocol):
         """The skills found at start (``owltui.features.skills``; None: this host has none)."""
         ...
 
+    @property
+    def permissions(self) -> PermissionPolicy | None:
+        """The permission policy, whose mode ``/mode`` sets (None: this host asks nothing)."""
+        ...
+
+    @property
+    def plans(self) -> PlanBroker | None:
+        """The permission mode's switch and plan mode's question (None: this host has no policy)."""
+        ...
+
     # ---- verbs -------------------------------------------------------------------------------
     def tool_names(self) -> list[str]: ...
 
@@ -209,6 +221,8 @@ def host_state(host: Host) -> dict[str, Any]:
         "jobs": sorted(stats.jobs),
         "usage": stats.usage(),
         "rounds": stats.rounds,
+        "permission_mode": host.permissions.mode if host.permissions is not None else None,
+        "plans": [p.call_id for p in host.plans.pending()] if host.plans is not None else [],
     }
 
 

@@ -15,14 +15,20 @@ if it has an RPC name (``python -m owltui.session.commands --rpc-table``).
 from __future__ import annotations
 
 from owltui.agent.requirement import MAX_ESCALATIONS
+from owltui.policy.permissions.model import MODES
 from owltui.session.commands.controls import (
+    STEERING,
     approve,
     clear_requirement,
     get_state,
     pause,
+    permission_mode,
+    pick_mode,
+    pick_steering,
     pick_tool,
     require,
     resume,
+    steering,
 )
 from owltui.session.commands.mcp import mcp, mcp_status
 from owltui.session.commands.messages import STEER_OR_FOLLOW_UP, abort, lane_push, prompt, shell, steer_now
@@ -43,6 +49,7 @@ from owltui.session.commands.spec import (
 from owltui.session.commands.switching import QUEUE_CHOICES, new, pick_new, pick_session, sessions
 from owltui.session.commands.upkeep import compact, init
 from owltui.session.hook_commands import hooks
+from owltui.session.plan_commands import PLAN_COMMANDS
 from owltui.session.skill_commands import pick_skill, skill, skills_list
 
 
@@ -223,6 +230,7 @@ COMMANDS: tuple[Command, ...] = (
         doc="Answer an `approval_request` event. `always` also saves an allow rule in "
         "`.owltui/permissions.toml`. `ok: false` if no such request is waiting.",
     ),
+    *PLAN_COMMANDS,
     Command(
         "running, paused, queue, session, model, requirement, approvals, jobs, usage",
         get_state,
@@ -232,7 +240,7 @@ COMMANDS: tuple[Command, ...] = (
         "with `--no-session`), `model`, and also `requirement` (tool or null), `approvals` "
         "(waiting call ids), `jobs` (running background job ids), `usage` (the session's "
         "`input_tokens`, `output_tokens`, `cache_read_tokens`, `cache_write_tokens`, `cost`) and "
-        "`rounds` (model calls).",
+        "`rounds` (model calls), `permission_mode` and `plans` (waiting plan call ids).",
     ),
     Command(
         "list the checkpoints",
@@ -268,6 +276,22 @@ COMMANDS: tuple[Command, ...] = (
         slash="model",
         pick=pick_model,
         args=(Arg("spec", metavar="PROVIDER:MODEL"),),
+    ),
+    Command(
+        "set the permission mode: ask, edits, yolo or read-only (no argument: pick one)",
+        permission_mode,
+        slash="mode",
+        rpc="set_permission_mode",
+        pick=pick_mode,
+        args=(Arg("mode", choices=MODES, metavar="MODE"),),
+        doc="Set the permission mode from the next tool call on (a `permission_mode` event follows).",
+    ),
+    Command(
+        "steering waits for the running batch, or skips its calls not yet started (no argument: pick)",
+        steering,
+        slash="steering",
+        pick=pick_steering,
+        args=(Arg("mode", choices=STEERING, metavar="batch|immediate"),),
     ),
     Command(
         "the saved sessions of this directory; ID: switch to one (no argument: pick one)",

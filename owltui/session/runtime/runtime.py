@@ -5,10 +5,9 @@ creates the session, and wires the agent; ``async with runtime`` (or ``start(tg)
 binds the agent to a task group and turns job and pause-gate changes into events. Front ends (TUI,
 plain, print, RPC) use only this object and the agent's verbs.
 
-The pause gate's state is part of the session: every change is recorded, and a session continued
-(``-c``) after a quit or a crash while paused starts paused. Checkpoints (``checkpoints``, a
-``owltui.session.checkpoints.rewind.Checkpointing``) are taken before each user turn; ``rewind`` / ``undo``
-put files and the conversation back.
+The pause gate's state is part of the session: every change is recorded, and a session continued (``-c``)
+after a quit or a crash while paused starts paused. Checkpoints (``checkpoints``: ``Checkpointing``) are
+taken before each user turn; ``rewind`` / ``undo`` put files and the conversation back.
 """
 
 from __future__ import annotations
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from owltui.session.checkpoints.rewind import Checkpointing
     from owltui.session.input.history import InputHistory
     from owltui.session.input.mention_completion import MentionCompleter
+    from owltui.session.plans import PlanBroker
     from owltui.session.runtime.sources import ToolSource
     from owltui.tools.exec.freeze import Freezer
     from owltui.tools.jobs.entries import JobEvent
@@ -88,6 +88,7 @@ class Runtime:
         self.active_jobs: dict[str, str] = {}  # job id -> command, for jobs still running
         self.freezer: Freezer | None = None  # stops tool processes while the gate is closed
         self.sandbox: SandboxPolicy | None = None  # what confines the commands tools start
+        self.plans: PlanBroker | None = None  # the permission mode's switch and plan mode's question
         self.sources: list[ToolSource] = []
         self.mcp: McpSource | None = None  # the MCP servers' tool source, when any are configured
         self.skills: SkillSet | None = None  # the skills found at start, for /skills and /skill
@@ -165,8 +166,7 @@ class Runtime:
         """The current model's base URL (maybe a local server found): a switch on its provider stays."""
         from owltui.providers.http.stream import HTTPModel
 
-        model = self.agent.config.model
-        return model.base_url if isinstance(model, HTTPModel) else None
+        return m.base_url if isinstance(m := self.agent.config.model, HTTPModel) else None
 
     def require(self, tool: str, reason: str = "") -> None:
         self.requirement.set(tool, reason)

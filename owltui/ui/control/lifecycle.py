@@ -89,6 +89,7 @@ class Lifecycle:
             status=main.status,
             queue=main.queue_panel,
             banner=main.banner,
+            todo=main.todo_panel,
             later=app.call_later,
             alive=self.alive,
         )
@@ -103,6 +104,10 @@ class Lifecycle:
             rt.approvals.subscribe(p.approval_changed),
             rt.approvals.subscribe(lambda *_: app.refresh_bindings()),
         ]
+        if rt.plans is not None:  # plan mode: the plan screen opens when the model presents a plan
+            from owltui.ui.control.plan_review import plan_changed
+
+            self._unsubscribe.append(rt.plans.subscribe(lambda a, p: plan_changed(app, a, p)))
         self._unsubscribe.append(watch_interrupts(app))  # what still runs after an abort
         rt.requirement.subscribe(p.requirement_changed)
         app.agent.on_running(lambda _running: p.redraw_status())

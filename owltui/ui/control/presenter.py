@@ -1,9 +1,10 @@
 """The TUI's presenter: agent events (and the host's other news) turned into widgets.
 
 It is given the widgets it updates — the conversation, the status bar, the queue panel, the pause
-banner — and the host it reads; it knows nothing of the app. Events go through a dispatch table keyed
-by event type. Notice wording comes from ``owltui.session.describe``; the status bar's counters from
-the host's ``RunStats``, its context figure from the last response's usage over the model's window.
+banner, the todo list — and the host it reads; it knows nothing of the app. Events go through a
+dispatch table keyed by event type. Notice wording comes from ``owltui.session.describe``; the
+status bar's counters from the host's ``RunStats``, its context figure from the last response's
+usage over the model's window.
 
 ``replay(items)`` draws a saved conversation (``-c``, ``--resume``, ``/sessions``, a rewind): messages,
 attachments and tool blocks, folded. Blocks the conversation drops in a long session are forgotten
@@ -19,6 +20,7 @@ from owltui.agent import events as ev
 from owltui.agent.history import Compactable, CompactionMark
 from owltui.agent.messages import Item
 from owltui.agent.requirement import SoftRequirement
+from owltui.agent.todo import saved_list
 from owltui.session.approvals import Pending
 from owltui.session.commands.host import Host
 from owltui.session.commands.models import context_window
@@ -32,6 +34,7 @@ from owltui.ui.widgets.conversation import ConversationView
 from owltui.ui.widgets.pause_banner import PauseBanner
 from owltui.ui.widgets.queue_panel import QueuePanel
 from owltui.ui.widgets.status_bar import StatusBar
+from owltui.ui.widgets.todo_panel import TodoPanel
 from owltui.ui.widgets.tool_block import ToolBlock
 
 Later = Callable[..., Any]  # run a callback (sync or async) on the UI's loop after this one
@@ -50,6 +53,7 @@ class Presenter:
         status: StatusBar,
         queue: QueuePanel,
         banner: PauseBanner,
+        todo: TodoPanel | None = None,
         later: Later,
         alive: Callable[[], bool],
     ) -> None:
@@ -59,6 +63,7 @@ class Presenter:
         self.status = status
         self.queue = queue
         self.banner = banner
+        self.todo = todo
         self._later = later
         self._alive = alive
         self._assistant: AssistantBlock | None = None
@@ -88,6 +93,7 @@ class Presenter:
             ev.JobStarted: self._job,
             ev.JobFinished: self._job,
             ev.AgentEnd: self._agent_end,
+            ev.TodoEvent: self._todo,
             **dict.fromkeys((ev.CompactionStart, ev.Compaction, ev.CompactionFailed), self._compaction),
         }
 
@@ -112,6 +118,15 @@ class Presenter:
         if text:
             await self._assistant_text("".join(text))
         self.redraw_status()
+
+    async def _todo(self, e: ev.TodoEvent) -> None:
+        if self.todo is not None:
+            self.todo.show_items(e.items)
+
+    def todo_from(self, items: Sequence[Item]) -> None:
+        """The todo list a saved conversation left (a resumed session, a rewind, ``/new``)."""
+        if self.todo is not None:
+            self.todo.show_items(saved_list(items) or ())
 
     async def _agent_start(self, _e: ev.AgentStart) -> None:
         self._assistant = None
@@ -313,6 +328,7 @@ class Presenter:
         st.cost = stats.cost
         st.round, st.max_rounds = stats.round, host.agent.config.max_rounds
         st.paused = host.gate.paused
+        st.mode = host.permissions.mode if host.permissions is not None else "ask"
         req = host.requirement.current
         st.requirement = req.tool if req is not None else None
         st.escalation = stats.escalation

@@ -39,6 +39,7 @@ async def draw_history(app: OwlAppApi) -> bool:
     await app.conversation.add(WelcomeBlock(welcome(app)))
     history = app.agent.history
     items = history.items()
+    p.todo_from(items)
     if not items:
         return False
     await p.replay(items, history.compaction() if isinstance(history, Compactable) else None)

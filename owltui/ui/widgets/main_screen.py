@@ -1,5 +1,5 @@
-"""``MainScreen``: the layout of the TUI (conversation, pause banner, queue panel, completions,
-input, status bar, footer) and the screen's key bindings, which call the app's actions. Once
+"""``MainScreen``: the layout of the TUI (conversation, pause banner, queue panel, todo list,
+completions, input, status bar, footer) and the screen's key bindings, which call the app's actions. Once
 composed it asks its owner (the app, seen through ``ScreenOwner``) to set up."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from owltui.ui.widgets.pause_banner import PauseBanner, freezer_words
 from owltui.ui.widgets.prompt_input import CompletionList, PromptInput
 from owltui.ui.widgets.queue_panel import QueuePanel
 from owltui.ui.widgets.status_bar import StatusBar
+from owltui.ui.widgets.todo_panel import TOGGLE_KEY, TodoPanel
 
 
 class FittingFooter(Footer):
@@ -83,6 +84,8 @@ class MainScreen(Screen[None]):
         Binding("ctrl+o", "app.toggle_tool", "Expand/collapse", show=False, id="toggle_tool"),
         Binding("f3", "app.focus_queue", "Queue", show=False, id="queue"),  # select queued messages
         Binding("ctrl+s", "app.steer_now", "Steer now", show=False, priority=True, id="steer_now"),
+        Binding("alt+m", "app.cycle_mode", "Mode", show=False, priority=True, id="mode"),
+        Binding(TOGGLE_KEY, "toggle_todo", "Todo list", show=False, id="todo"),
     ]
 
     def __init__(self, app: ScreenOwner) -> None:
@@ -93,6 +96,7 @@ class MainScreen(Screen[None]):
             host.gate, app.paused_elapsed, id="banner", frozen=lambda: freezer_words(host)
         )
         self.queue_panel = QueuePanel(id="queue")
+        self.todo_panel = TodoPanel(id="todo")
         self.completions = CompletionList(id="completions")
         self.input = PromptInput(
             self.completions,
@@ -108,6 +112,7 @@ class MainScreen(Screen[None]):
         yield self.conversation
         yield self.banner
         yield self.queue_panel
+        yield self.todo_panel
         yield self.completions
         yield self.input
         yield self.status
@@ -115,3 +120,6 @@ class MainScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         await self._owl.setup()
+
+    def action_toggle_todo(self) -> None:
+        self.todo_panel.toggle()

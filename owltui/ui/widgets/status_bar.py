@@ -1,6 +1,6 @@
-"""The status line: model, a spinner and the time the run has taken while it works, context used (% of
-the model's window), tokens, cache hits, cost (once there is one: a model without a price shows
-none), the round while a run goes, pause, requirement, queue, jobs."""
+"""The status line: model, a spinner and the time the run has taken while it works, the permission mode
+(unless ask), context used (% of the model's window), tokens, cache hits, cost (once there is one: a
+model without a price shows none), the round while a run goes, pause, requirement, queue, jobs."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ class StatusState:
     follow_up: int = 0
     jobs: int = 0
     context: int | None = None  # % of the model's context window the last request used
+    mode: str = "ask"  # the permission mode (shown unless it is ask)
 
 
 def _k(n: int) -> str:
@@ -94,6 +95,8 @@ class StatusBar(Static):
             t.append(f"  {SPINNER[frame]} working {_elapsed(seconds)}", style="bold")
         else:
             t.append("  idle")
+        if s.mode != "ask":  # the permission mode, where a narrow terminal still shows it
+            t.append(f"  ⏵ {s.mode} mode", style="bold reverse" if s.mode == "plan" else "bold")
         if s.context is not None:
             t.append(f"  ctx {s.context}%", style="bold" if s.context >= 80 else "")
         t.append(f"  ↑{_k(s.tokens_in)} ↓{_k(s.tokens_out)}")
