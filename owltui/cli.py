@@ -25,6 +25,7 @@ modes:
   owltui --plain [PROMPT]          line-mode REPL
   owltui -p PROMPT [--output jsonl]  print mode: one run, the answer on stdout
   owltui --rpc                     JSON commands on stdin, events on stdout (docs/rpc.md)
+  owltui --acp                     Agent Client Protocol on stdio, for editors (docs/acp.md)
   owltui run PLAYBOOK.md           unattended playbook run
 """
 
@@ -47,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="print mode: one run, the final answer on stdout",
     )
     mode.add_argument("--rpc", action="store_true", help="RPC mode: JSON lines on stdin and stdout")
+    mode.add_argument(
+        "--acp",
+        action="store_true",
+        help="Agent Client Protocol v1 on stdin/stdout for editors such as Zed; the provider, model, "
+        "permission and sandbox options are every session's defaults",
+    )
     mode.add_argument("--plain", action="store_true", help="line-mode REPL instead of the full-screen TUI")
     mode.add_argument("--sessions", action="store_true", help="list this directory's sessions and exit")
     mode.add_argument(
@@ -66,8 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="approve every tool call")
     p.add_argument(
         "--permission-mode",
-        choices=("ask", "edits", "yolo", "read-only"),
-        help="permission mode (default ask; --yes means yolo)",
+        choices=("ask", "edits", "yolo", "read-only", "plan"),
+        help="permission mode (default ask; --yes means yolo; plan: read-only until you accept a plan)",
     )
     p.add_argument("--max-rounds", type=_positive, metavar="N", help="round limit per turn (default 40)")
     p.add_argument(
@@ -214,6 +221,21 @@ def _run(argv: Sequence[str] | None) -> int:
         from owltui.modes.rpc import run_rpc
 
         return run_rpc(options_from(args))
+    if args.acp:
+        if prompt is not None:
+            parser.error("--acp takes no prompt: the client sends session/prompt")
+        for given, flag in (
+            (args.continue_session, "-c"),
+            (args.resume, "--resume"),
+            (args.no_session, "--no-session"),
+        ):
+            if given:
+                parser.error(
+                    f"{flag} cannot be used with --acp: the client opens sessions (session/new, session/load)"
+                )
+        from owltui.modes.acp.main import acp_main
+
+        return acp_main(options_from(args))
     if args.plain:
         run_plain = _load_front_end("owltui.ui.plain", "run_plain")
         if run_plain is None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from owltui.agent.model import Model
-from owltui.providers.http.errors import ProviderConfigError
+from owltui.providers.http.errors import MissingKeyError, ProviderConfigError
 from owltui.providers.table import NAMES as PROVIDERS
 from owltui.providers.table import PROVIDERS as TABLE
 from owltui.providers.table import ProviderName
@@ -101,9 +101,10 @@ def _explicit(
     if key is None:
         official = base is None or "api.openai.com" in base or "api.anthropic.com" in base
         if provider == "anthropic" or official:
-            raise ProviderConfigError(
+            raise MissingKeyError(
                 f"{provider}: no API key: set {KEY_ENV[provider]} "
-                f"(or choose another provider with --provider)."
+                f"(or choose another provider with --provider).",
+                (KEY_ENV[provider],),
             )
     if model is None:
         if provider == "openai" and base is not None and "api.openai.com" not in base and probe is not None:
@@ -189,14 +190,16 @@ def _unservable(model: str) -> ProviderConfigError:
     info = lookup("openai", model)
     entry = TABLE[info.provider] if info.known and info.provider in TABLE else None
     if entry is not None and entry.key_env:
-        return ProviderConfigError(
+        return MissingKeyError(
             f"model {model!r} needs the {entry.name} provider: no API key: set "
-            f"{entry.key_env} (or choose another provider with --provider)."
+            f"{entry.key_env} (or choose another provider with --provider).",
+            (entry.key_env,),
         )
-    keys = " or ".join(i.key_env for i in TABLE.values() if i.key_env)
-    return ProviderConfigError(
-        f"model {model!r}: no provider can serve it: set {keys}, or pass "
-        f"--base-url for an OpenAI-compatible server (no local server answered)."
+    variables = tuple(i.key_env for i in TABLE.values() if i.key_env)
+    return MissingKeyError(
+        f"model {model!r}: no provider can serve it: set {' or '.join(variables)}, or pass "
+        f"--base-url for an OpenAI-compatible server (no local server answered).",
+        variables,
     )
 
 

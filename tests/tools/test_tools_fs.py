@@ -252,10 +252,11 @@ async def test_file_work_runs_off_the_event_loop(
 ) -> None:
     import threading
 
+    from owltui.tools.files import put
     from owltui.tools.files import tools as fs
 
     threads: list[bool] = []
-    real_page, real_atomic = fs.read_page, fs.atomic_write
+    real_page, real_atomic = fs.read_page, put.atomic_write
 
     def page(*a: object, **kw: object) -> object:
         threads.append(threading.current_thread() is threading.main_thread())
@@ -266,7 +267,7 @@ async def test_file_work_runs_off_the_event_loop(
         return real_atomic(*a, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(fs, "read_page", page)
-    monkeypatch.setattr(fs, "atomic_write", atomic)
+    monkeypatch.setattr(put, "atomic_write", atomic)
     (ws / "a.txt").write_text("x\n")
     await read(make_ctx, path="a.txt")
     await edit(make_ctx, path="a.txt", old_text="x", new_text="y")

@@ -19,6 +19,14 @@ class ProviderConfigError(ProviderError):
     """The provider cannot be set up (unknown provider, missing API key, bad base URL)."""
 
 
+class MissingKeyError(ProviderConfigError):
+    """No API key for the provider that must serve: ``variables`` names what to set (either one)."""
+
+    def __init__(self, message: str, variables: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.variables = variables
+
+
 class NetworkSetupError(ProviderError):
     """A network failure another attempt cannot heal (an unusable proxy variable, a proxy refusing
     our credentials, a CA file that cannot be loaded); the message names what to set."""

@@ -1,4 +1,5 @@
-"""File tools: ``read`` (numbered pages of faithful text), ``write`` (atomic), ``edit`` (exact replace).
+"""File tools: ``read`` (numbered pages of faithful text), ``write`` (atomic), ``edit`` (exact replace);
+the new bytes go to disk through ``put`` (the editor the session runs in, else an atomic write).
 
 All three open regular files only (pipes, sockets, devices and ``/dev/stdin`` get a clear error) and
 do their file work in a worker thread. ``read`` streams the file in 1 MiB chunks and keeps only the
@@ -20,7 +21,6 @@ from pydantic import Field
 
 from owltui.agent.paging import NOTICE_BYTES, Page, Stopped
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput, in_thread
-from owltui.files.atomic import atomic_write
 from owltui.policy.sandbox.kernel import SandboxPolicy
 from owltui.text.codec import (
     HEAD_BYTES,
@@ -36,6 +36,7 @@ from owltui.text.codec import (
 )
 from owltui.tools.base import MAX_BYTES, MAX_LINES, Params, display_path, open_regular, resolve_path
 from owltui.tools.files.paging import open_text, page_text, read_page
+from owltui.tools.files.put import put_file
 from owltui.tools.files.suggest import suggestions
 
 MAX_EDIT_BYTES = 64 * 1024 * 1024
@@ -78,8 +79,8 @@ class ReadTool:
     description = (
         "Read a text file with numbered lines. `offset` and `limit` count lines from 1. A page holds up "
         f"to {MAX_LINES} lines and {MAX_BYTES // 1024} KB; the notice at its end says how to continue. "
-        "A line longer than a page is read in character ranges with `column`. Text is decoded from "
-        "UTF-8 (a BOM is not shown), UTF-16 with a BOM, or else Windows-1252/Latin-1, and the notice names "
+        "Text is decoded from "
+        "UTF-8, UTF-16 with a BOM, or else Windows-1252/Latin-1, and the notice names "
         "any encoding but UTF-8; only binary files are refused. Characters a terminal would hide or act on "
         "are shown visibly: controls other than tab as Control Pictures (carriage return ␍, form feed ␌, "
         "escape ␛, NUL ␀), invisible format characters as \\uXXXX, bytes that are not UTF-8 as \\xNN; the "
@@ -195,19 +196,19 @@ class WriteTool:
 
         git = await anyio.to_thread.run_sync(_git_watch, ctx)
 
-        def work(stop: threading.Event) -> tuple[bool, int, Encoding]:
+        def work(stop: threading.Event) -> tuple[bytes, Encoding]:
             enc, newline = _existing_style(path, shown)
             content = args.content
             if newline is not None:
                 content = follow_style(content, newline)
             use = enc or Encoding("utf-8")
-            data = use.bom + _encode(content, use, shown)
-            try:
-                return atomic_write(path, data), len(data), use
-            except OSError as exc:
-                raise ToolError(f"Cannot write {shown}: {exc.strerror}") from exc
+            return use.bom + _encode(content, use, shown), use
 
-        existed, size, enc = await in_thread(work, ctx)
+        data, enc = await in_thread(work, ctx)
+        try:
+            existed, size = await put_file(ctx, path, data), len(data)
+        except OSError as exc:
+            raise ToolError(f"Cannot write {shown}: {exc.strerror}") from exc
         planted = await anyio.to_thread.run_sync(_planted, git)
         content = args.content
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
@@ -331,7 +332,7 @@ class EditTool:
             raise ToolError("old_text is empty; use write to create or replace a whole file.")
         git = await anyio.to_thread.run_sync(_git_watch, ctx)
 
-        def work(stop: threading.Event) -> tuple[int, str]:
+        def work(stop: threading.Event) -> tuple[bytes, int, str]:
             if os.path.isdir(path):
                 raise ToolError(f"{name} is a directory.")
             fd, enc, _head, size = _open_text(path, ctx.workspace, stop)
@@ -373,17 +374,17 @@ class EditTool:
             if updated == text:
                 raise ToolError("No change: new_text is the same as old_text.")
             data = enc.bom + _encode(updated, enc, name)
-            try:
-                atomic_write(path, data)
-            except OSError as exc:
-                raise ToolError(f"Cannot write {name}: {exc.strerror}") from exc
             first = spans[0][0]
             grow = len(match.new_text) * len(spans) - sum(b - a for a, b in spans)
             last_before = spans[-1][1]
             diff = _diff(text, updated, first, last_before, last_before + grow, name)
-            return len(spans), diff
+            return data, len(spans), diff
 
-        replaced, diff = await in_thread(work, ctx)
+        data, replaced, diff = await in_thread(work, ctx)
+        try:
+            await put_file(ctx, path, data)
+        except OSError as exc:
+            raise ToolError(f"Cannot write {name}: {exc.strerror}") from exc
         planted = await anyio.to_thread.run_sync(_planted, git)
         return ToolOutput(
             f"Replaced {replaced} occurrence{'s' if replaced != 1 else ''} in {name}.\n{diff}{planted}",

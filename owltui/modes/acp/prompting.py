@@ -1,0 +1,209 @@
+"""A ``session/prompt`` as OwlTUI's input, and the bookkeeping of the prompts waiting for an answer.
+
+``prompt_text`` turns the prompt's content blocks into one message: ``text`` blocks as typed, a
+``resource_link`` to a ``file://`` URI as an ``@path`` mention (attached by the command layer's
+mention rules: the read filter, the first page as ``read`` shows it), a link with a line range
+(``#L10-20`` or ``#L10:20``) as a ``<file path=… lines=…>`` block of those lines, an embedded
+``resource`` as a ``<file>`` block with the text the client sent. Images, audio and binary blobs are
+said to be left out, in one line each.
+
+``Prompts`` keeps the outstanding ``session/prompt`` requests of one session, oldest first: the one
+whose run is going (``current``), then those queued while it ran, each with the id of its queued
+message. A queued one becomes current when the loop delivers its message; the ones before it are
+answered ``end_turn`` then. The end of a run answers every outstanding prompt with its stop reason.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import anyio
+
+from owltui.agent.paging import NOTICE_BYTES
+from owltui.agent.tool import ToolError
+from owltui.session.input.mentions import expand_mentions, mention_token
+from owltui.text.codec import head_text, line_ending
+from owltui.tools.base import MAX_BYTES, display_path
+from owltui.tools.files.paging import open_text, page_text, read_page
+
+ReadFilter = Callable[[Path], str | None]
+RANGE = re.compile(r"^L?(\d+)(?:[-:]L?(\d+))?$")
+LANES = ("steer", "follow_up", "immediate")
+
+
+def file_path(uri: str) -> tuple[Path, tuple[int, int] | None] | None:
+    """A ``file://`` URI's path and line range (``#L10-20``, ``#L10:20``, ``#L7``); None for
+    another scheme."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    path = Path(unquote(parsed.path))
+    found = RANGE.match(parsed.fragment) if parsed.fragment else None
+    if found is None:
+        return path, None
+    start = int(found.group(1))
+    end = int(found.group(2)) if found.group(2) else start
+    return path, (max(1, start), max(start, end))
+
+
+def _attr(text: str) -> str:
+    return text.replace("&", "&amp;").replace('"', "&quot;")
+
+
+def _shown(path: Path, workspace: Path) -> str:
+    try:
+        path.relative_to(workspace)
+    except ValueError:
+        return str(path)
+    return display_path(workspace, path)
+
+
+def line_block(path: Path, lines: tuple[int, int], workspace: Path, read_filter: ReadFilter | None) -> str:
+    """Lines ``lines`` of ``path`` as ``read`` shows them, in a ``<file>`` block (or why not)."""
+    shown = _shown(path, workspace)
+    start, end = lines
+    head = f'<file path="{_attr(shown)}" lines="{start}-{end}">'
+    why = read_filter(path) if read_filter is not None else None
+    if why:
+        return f"{head}\n(not attached: {why})\n</file>"
+    try:
+        fd, enc, first, _size = open_text(path, shown, "only text is attached")
+        newline = line_ending(head_text(first, enc))
+        page = read_page(fd, enc, start, end - start + 1, 1, MAX_BYTES - NOTICE_BYTES, threading.Event())
+        body, _last = page_text(page, enc, newline)
+    except ToolError as exc:
+        body = f"(not attached: {str(exc).rstrip('.')})"
+    except OSError as exc:
+        body = f"(not attached: cannot read {shown}: {exc.strerror or exc})"
+    return f"{head}\n{body.rstrip(chr(10))}\n</file>"
+
+
+def _embedded(resource: Any, workspace: Path) -> str:
+    uri = str(getattr(resource, "uri", ""))
+    located = file_path(uri)
+    shown = _shown(located[0], workspace) if located is not None else uri
+    text = getattr(resource, "text", None)
+    if not isinstance(text, str):
+        return f'<file path="{_attr(shown)}">\n(not attached: binary content)\n</file>'
+    return f'<file path="{_attr(shown)}">\n{text.rstrip(chr(10))}\n</file>'
+
+
+@dataclass
+class PromptText:
+    """What a prompt says: ``typed`` (text and mentions, what a slash command would read), the
+    blocks attached after it, and the notes for the user about what was left out."""
+
+    typed: str
+    blocks: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def message(self, workspace: Path, read_filter: ReadFilter | None) -> tuple[str, list[str]]:
+        """The text the model gets (mentions attached, then the blocks) and the notes."""
+        expansion = expand_mentions(self.typed, workspace, read_filter)
+        text = expansion.text
+        if self.blocks:
+            text = text.rstrip() + "\n\n" + "\n\n".join(self.blocks)
+        notes = [*self.notes, *expansion.notes]
+        notes += [f"@{a.mention}: {a.error}" for a in expansion.attachments if a.error is not None]
+        return text, notes
+
+
+def prompt_text(blocks: Sequence[Any], workspace: Path, read_filter: ReadFilter | None) -> PromptText:
+    """The content blocks of a ``session/prompt`` (acp.schema models) as one message."""
+    out = PromptText("")
+    pieces: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            pieces.append(block.text)
+        elif kind == "resource_link":
+            located = file_path(block.uri)
+            if located is None:
+                pieces.append(block.uri)
+            elif located[1] is None:
+                shown = _shown(located[0], workspace)
+                token = mention_token(shown if os.path.exists(workspace / shown) else str(located[0]))
+                pieces.append(token if not pieces or pieces[-1].endswith((" ", "\n")) else " " + token)
+            else:
+                out.blocks.append(line_block(located[0], located[1], workspace, read_filter))
+        elif kind == "resource":
+            out.blocks.append(_embedded(block.resource, workspace))
+        else:
+            out.notes.append(f"{kind or 'an unknown'} content is not supported: left out")
+    out.typed = "".join(pieces)
+    return out
+
+
+def lane_of(meta: dict[str, Any] | None) -> str:
+    """The lane ``_meta.owltui.lane`` names for a prompt sent during a run (default ``steer``)."""
+    owl = meta.get("owltui") if isinstance(meta, dict) else None
+    lane = owl.get("lane") if isinstance(owl, dict) else None
+    return lane if isinstance(lane, str) and lane in LANES else "steer"
+
+
+class Waiting:
+    """One outstanding ``session/prompt``: its answer, once known (``done``)."""
+
+    def __init__(self, queue_id: str | None = None) -> None:
+        self.queue_id = queue_id
+        self.reason: str | None = None
+        self.done = anyio.Event()
+
+    def answer(self, reason: str) -> None:
+        if self.reason is None:
+            self.reason = reason
+            self.done.set()
+
+
+class Prompts:
+    """The outstanding prompts of one session, oldest first."""
+
+    def __init__(self) -> None:
+        self.waiting: list[Waiting] = []
+
+    def add(self, queue_id: str | None = None) -> Waiting:
+        w = Waiting(queue_id)
+        self.waiting.append(w)
+        return w
+
+    def delivered(self, is_queued: Callable[[str], bool]) -> list[Waiting]:
+        """The prompts answered ``end_turn`` because a later one's message was delivered: every
+        one before the last delivered queued message (which becomes the current prompt)."""
+        last = -1
+        for i, w in enumerate(self.waiting):
+            if w.queue_id is not None and not is_queued(w.queue_id):
+                last = i
+        if last < 0:
+            return []
+        done, self.waiting = self.waiting[:last], self.waiting[last:]
+        self.waiting[0].queue_id = None
+        return done
+
+    def drop(self, waiting: Waiting) -> None:
+        if waiting in self.waiting:
+            self.waiting.remove(waiting)
+
+    def withdrawn(self, queue_id: str) -> Waiting | None:
+        """The prompt whose queued message was removed from the queue."""
+        for w in self.waiting:
+            if w.queue_id == queue_id:
+                self.waiting.remove(w)
+                return w
+        return None
+
+    def ending(self, is_queued: Callable[[str], bool]) -> list[Waiting]:
+        """The prompts a run's end answers, taken off the list: all but those whose message is
+        still queued (delivered by the next run)."""
+        out = [w for w in self.waiting if w.queue_id is None or not is_queued(w.queue_id)]
+        self.waiting = [w for w in self.waiting if w not in out]
+        return out
+
+    def queued_ids(self) -> list[str]:
+        return [w.queue_id for w in self.waiting if w.queue_id is not None]
