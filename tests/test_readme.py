@@ -53,7 +53,7 @@ def test_config_example_loads(tmp_path: Path) -> None:
 
 @pytest.mark.anyio
 async def test_rules_example_decides_as_the_text_says(tmp_path: Path) -> None:
-    (example,) = [b for b in _blocks("toml") if "[allow]" in b]
+    (example,) = [b for b in _blocks("toml") if "[allow]" in b and "bash =" in b]
     assert tomllib.loads(example)
     (tmp_path / ".owltui").mkdir()
     (tmp_path / ".owltui" / "permissions.toml").write_text(example)

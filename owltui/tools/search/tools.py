@@ -31,10 +31,8 @@ MAX_FIND = 1000
 MAX_LS = 500
 
 IGNORE_RULES = (
-    "Hidden files are included and .git is skipped; files ignored by .gitignore (nested files and "
-    "negations; inside a git repository, its parent directories up to the repository root), .ignore, "
-    ".rgignore and .git/info/exclude are left out, exactly as ripgrep does. Symbolic links are not "
-    "followed or listed (ls shows them)."
+    "Hidden files are included, .git skipped, files ignored by .gitignore, .ignore, .rgignore or "
+    ".git/info/exclude left out, as ripgrep does. Symbolic links are not followed (ls shows them)."
 )
 
 
