@@ -25,6 +25,15 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import anyio
+from acp.schema import (
+    AudioContentBlock,
+    BlobResourceContents,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    ResourceContentBlock,
+    TextContentBlock,
+    TextResourceContents,
+)
 
 from owltui.agent.paging import NOTICE_BYTES
 from owltui.agent.tool import ToolError
@@ -85,14 +94,13 @@ def line_block(path: Path, lines: tuple[int, int], workspace: Path, read_filter:
     return f"{head}\n{body.rstrip(chr(10))}\n</file>"
 
 
-def _embedded(resource: Any, workspace: Path) -> str:
-    uri = str(getattr(resource, "uri", ""))
+def _embedded(resource: TextResourceContents | BlobResourceContents, workspace: Path) -> str:
+    uri = resource.uri
     located = file_path(uri)
     shown = _shown(located[0], workspace) if located is not None else uri
-    text = getattr(resource, "text", None)
-    if not isinstance(text, str):
+    if not isinstance(resource, TextResourceContents):
         return f'<file path="{_attr(shown)}">\n(not attached: binary content)\n</file>'
-    return f'<file path="{_attr(shown)}">\n{text.rstrip(chr(10))}\n</file>'
+    return f'<file path="{_attr(shown)}">\n{resource.text.rstrip(chr(10))}\n</file>'
 
 
 @dataclass
@@ -115,15 +123,23 @@ class PromptText:
         return text, notes
 
 
-def prompt_text(blocks: Sequence[Any], workspace: Path, read_filter: ReadFilter | None) -> PromptText:
+PromptBlock = (
+    TextContentBlock
+    | ImageContentBlock
+    | AudioContentBlock
+    | ResourceContentBlock
+    | EmbeddedResourceContentBlock
+)
+
+
+def prompt_text(blocks: Sequence[PromptBlock], workspace: Path, read_filter: ReadFilter | None) -> PromptText:
     """The content blocks of a ``session/prompt`` (acp.schema models) as one message."""
     out = PromptText("")
     pieces: list[str] = []
     for block in blocks:
-        kind = getattr(block, "type", "")
-        if kind == "text":
+        if isinstance(block, TextContentBlock):
             pieces.append(block.text)
-        elif kind == "resource_link":
+        elif isinstance(block, ResourceContentBlock):
             located = file_path(block.uri)
             if located is None:
                 pieces.append(block.uri)
@@ -133,10 +149,10 @@ def prompt_text(blocks: Sequence[Any], workspace: Path, read_filter: ReadFilter 
                 pieces.append(token if not pieces or pieces[-1].endswith((" ", "\n")) else " " + token)
             else:
                 out.blocks.append(line_block(located[0], located[1], workspace, read_filter))
-        elif kind == "resource":
+        elif isinstance(block, EmbeddedResourceContentBlock):
             out.blocks.append(_embedded(block.resource, workspace))
         else:
-            out.notes.append(f"{kind or 'an unknown'} content is not supported: left out")
+            out.notes.append(f"{block.type} content is not supported: left out")
     out.typed = "".join(pieces)
     return out
 

@@ -230,7 +230,7 @@ def build_runtime(
     runtime._unsubscribe.append(runtime.freezer.close)
     runtime.checkpoints = _checkpointing(agent, config, options, store, redactor, env, warn)
     if tools is None:
-        builtin = builtin_source(edit_tool(config, model, label))  # once: /model keeps the list
+        builtin = builtin_source(edit_tool(config, model))  # once: /model keeps the list
         sources: list[ToolSource] = [
             builtin,
             task_source(lambda: runtime.agent.config.model, builtin.tools(), workspace),
@@ -247,17 +247,15 @@ def build_runtime(
     return runtime
 
 
-def edit_tool(config: Config, model: Model, label: str) -> str:
+def edit_tool(config: Config, model: Model) -> str:
     """The edit tool the session offers: config ``edit_tool``, else the catalog's choice for the
-    starting model's family (``apply_patch`` for OpenAI's reasoning and coding models)."""
-    from owltui.providers.catalog import ModelInfo, lookup
+    starting model's family (``apply_patch`` for OpenAI's reasoning and coding models; the catalog
+    is searched by the model's id across providers)."""
+    from owltui.providers.catalog import lookup
 
     if config.edit_tool is not None:
         return config.edit_tool
-    info = getattr(model, "info", None)
-    if not isinstance(info, ModelInfo):
-        info = lookup("openai", label)
-    return info.edit_tool
+    return lookup("openai", model.name).edit_tool
 
 
 def _user_hooks(runtime: Runtime, config: Config, env: Mapping[str, str], warn: Warn) -> None:
