@@ -17,7 +17,7 @@ KEYS_HELP = """Keys:
   Alt+Up           take the last queued message back into the editor
   Esc / Ctrl+C     abort the run, a !command or /init (queued messages stay queued)
   F2               pause / resume every agent (the process-wide gate)
-  Alt+M            the next permission mode: ask → edits → plan (/plan, /mode MODE); on a plan:
+  Alt+M, F6        the next permission mode: ask → edits → plan (/plan, /mode MODE); on a plan:
                    a accept · e accept into edits · y accept into yolo · r refine · n / Esc reject
   Ctrl+T           require a tool for the next turn (picker)
   Ctrl+O           expand / collapse the last tool block (Shift+Tab walks the blocks, Enter toggles)

@@ -35,7 +35,7 @@ BINDINGS: dict[str, tuple[str, str]] = {
     "queue": ("f3", "select queued messages (edit, delete, move)"),
     "steer_now": ("ctrl+s", "steer now (skip the batch's calls not yet started)"),
     "palette": ("ctrl+p", "the command palette"),
-    "mode": ("alt+m", "the next permission mode: ask, edits, plan"),
+    "mode": ("alt+m,f6", "the next permission mode: ask, edits, plan"),
     "todo": ("f8", "collapse / expand the todo list"),
 }
 PALETTE_FALLBACK = "f1"

@@ -84,7 +84,7 @@ class MainScreen(Screen[None]):
         Binding("ctrl+o", "app.toggle_tool", "Expand/collapse", show=False, id="toggle_tool"),
         Binding("f3", "app.focus_queue", "Queue", show=False, id="queue"),  # select queued messages
         Binding("ctrl+s", "app.steer_now", "Steer now", show=False, priority=True, id="steer_now"),
-        Binding("alt+m", "app.cycle_mode", "Mode", show=False, priority=True, id="mode"),
+        Binding("alt+m,f6", "app.cycle_mode", "Mode", show=False, priority=True, id="mode"),
         Binding(TOGGLE_KEY, "toggle_todo", "Todo list", show=False, id="todo"),
     ]
 
