@@ -125,7 +125,7 @@ class OwlAgent:
             agent_info=Implementation(name="owltui", title="OwlTUI", version=__version__),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(), close=SessionCloseCapabilities()

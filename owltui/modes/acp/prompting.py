@@ -15,6 +15,8 @@ answered ``end_turn`` then. The end of a run answers every outstanding prompt wi
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import re
 import threading
@@ -35,11 +37,14 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from owltui.agent.messages import ImageRef, UserMessage
 from owltui.agent.paging import NOTICE_BYTES
+from owltui.agent.services import ImageInput
 from owltui.agent.tool import ToolError
 from owltui.session.input.mentions import expand_mentions, mention_token
 from owltui.text.codec import head_text, line_ending
 from owltui.tools.base import MAX_BYTES, display_path
+from owltui.tools.files.imageload import ImageError, image_ref
 from owltui.tools.files.paging import open_text, page_text, read_page
 
 ReadFilter = Callable[[Path], str | None]
@@ -106,21 +111,50 @@ def _embedded(resource: TextResourceContents | BlobResourceContents, workspace: 
 @dataclass
 class PromptText:
     """What a prompt says: ``typed`` (text and mentions, what a slash command would read), the
-    blocks attached after it, and the notes for the user about what was left out."""
+    blocks attached after it, the images it carries, and the notes for the user about what was left
+    out."""
 
     typed: str
     blocks: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    images: list[ImageRef] = field(default_factory=list)
 
-    def message(self, workspace: Path, read_filter: ReadFilter | None) -> tuple[str, list[str]]:
-        """The text the model gets (mentions attached, then the blocks) and the notes."""
-        expansion = expand_mentions(self.typed, workspace, read_filter)
+    def message(
+        self, workspace: Path, read_filter: ReadFilter | None, images: ImageInput | None
+    ) -> tuple[str | UserMessage, str, list[str]]:
+        """What to send (the text, or a message carrying it and the images), the text the model gets
+        (mentions attached, then the blocks) and the notes. ``images`` says whether the session's
+        model takes images now: when it does not, they are refused with its reason, never dropped
+        silently."""
+        expansion = expand_mentions(self.typed, workspace, read_filter, images)
         text = expansion.text
         if self.blocks:
             text = text.rstrip() + "\n\n" + "\n\n".join(self.blocks)
         notes = [*self.notes, *expansion.notes]
         notes += [f"@{a.mention}: {a.error}" for a in expansion.attachments if a.error is not None]
-        return text, notes
+        attached = list(expansion.images)
+        if self.images:
+            refused = images.image_refusal() if images is not None else None
+            if refused is None:
+                attached += self.images
+            else:
+                notes += [f"image {ref.name or ref.media_type}: {refused}" for ref in self.images]
+        if not attached:
+            return text, text, notes
+        return UserMessage(text=text, images=tuple(attached)), text, notes
+
+
+def _image(block: ImageContentBlock, number: int) -> ImageRef | str:
+    """An image block as an attachable image (downscaled when over the limits), or why not."""
+    name = block.uri.rsplit("/", 1)[-1] if block.uri else f"image {number}"
+    try:
+        data = base64.b64decode(block.data, validate=True)
+    except (binascii.Error, ValueError):
+        return f"{name}: the image data is not base64: left out"
+    try:
+        return image_ref(data, name)
+    except ImageError as exc:
+        return f"{name}: {exc}"
 
 
 PromptBlock = (
@@ -151,6 +185,12 @@ def prompt_text(blocks: Sequence[PromptBlock], workspace: Path, read_filter: Rea
                 out.blocks.append(line_block(located[0], located[1], workspace, read_filter))
         elif isinstance(block, EmbeddedResourceContentBlock):
             out.blocks.append(_embedded(block.resource, workspace))
+        elif isinstance(block, ImageContentBlock):
+            got = _image(block, len(out.images) + 1)
+            if isinstance(got, str):
+                out.notes.append(got)
+            else:
+                out.images.append(got)
         else:
             out.notes.append(f"{block.type} content is not supported: left out")
     out.typed = "".join(pieces)

@@ -35,6 +35,7 @@ from anyio.abc import TaskGroup
 
 from owltui.agent.events import Event
 from owltui.agent.inbox import NotQueued, Queued
+from owltui.agent.messages import UserMessage
 from owltui.modes.acp.config_options import config_options
 from owltui.modes.acp.permissions import Permissions
 from owltui.modes.acp.plans import PlanQuestions
@@ -297,7 +298,7 @@ class AcpSession:
             reply = self.commands.slash(typed) if typed.startswith("/") else self.commands.send(typed)
             if reply is not None:
                 return await self._command(reply, started=agent.running and not was_running)
-        text, notes = said.message(self.runtime.workspace, read_filter)
+        message, text, notes = said.message(self.runtime.workspace, read_filter, agent.config.services.images)
         for note in notes:
             self.put(_text(f"({note})\n"))
         if not text.strip():
@@ -311,14 +312,17 @@ class AcpSession:
             self.prompts.drop(waiting)
         if not agent.running:
             waiting = self.prompts.add()
-            if agent.prompt(text):
+            if agent.prompt(message):
                 await waiting.done.wait()
                 return waiting.reason or "end_turn"
             self.prompts.drop(waiting)
         lane = lane_of(meta)
+        queue_lane = "steer" if lane == "immediate" else lane
+        if isinstance(message, UserMessage):  # the images go with it, in the lane it is queued in
+            message = message.model_copy(update={"lane": queue_lane})
         item = self.runtime.inbox.push(
-            "steer" if lane == "immediate" else lane,  # type: ignore[arg-type]
-            text,
+            queue_lane,  # type: ignore[arg-type]
+            message,
             immediate=lane == "immediate",
         )
         waiting = self.prompts.add(item.id)

@@ -28,7 +28,7 @@ async def test_initialize_answers_version_one_and_capabilities(tmp_path: Path) -
         caps = init.agent_capabilities
         assert caps is not None and caps.load_session is True
         assert caps.prompt_capabilities is not None and caps.prompt_capabilities.embedded_context is True
-        assert caps.prompt_capabilities.image is False
+        assert caps.prompt_capabilities.image is True  # a model without vision refuses them, with a note
         assert caps.mcp_capabilities is not None and caps.mcp_capabilities.http is True
         assert caps.session_capabilities is not None
         assert caps.session_capabilities.list is not None and caps.session_capabilities.close is not None
