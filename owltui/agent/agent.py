@@ -74,7 +74,7 @@ class Agent:
         """Let the agent start runs in the background (needed for ``start`` and waking)."""
         self._tg = tg
 
-    async def run(self, text: str | None = None, *, wake: bool = False) -> RunOutcome:
+    async def run(self, text: str | UserMessage | None = None, *, wake: bool = False) -> RunOutcome:
         """Run to the end. Raises RuntimeError if a run is already going. The first run awaits
         ``before_first_run`` (once; it is cleared first) before it builds its loop: the tool list is
         captured only then. If it raises, the run is not going any more and the exception propagates."""
@@ -89,7 +89,7 @@ class Agent:
                 self._abort_pending = False
                 self._set_running(False)
                 raise
-        initial = [UserMessage(text=text)] if text is not None else []
+        initial = [UserMessage(text=text) if isinstance(text, str) else text] if text is not None else []
         cancel = CancelToken()
         if self._abort_pending:  # aborted between start() and now: the run ends at its first check
             self._abort_pending = False
@@ -119,7 +119,7 @@ class Agent:
             self.start(None)  # input landed as the run ended
         return outcome
 
-    def start(self, text: str | None = None) -> bool:
+    def start(self, text: str | UserMessage | None = None) -> bool:
         """Start a background run (requires ``bind``). False when a run is going."""
         if self._running or self._tg is None:
             return False
@@ -127,7 +127,7 @@ class Agent:
         self._tg.start_soon(self._start_reserved, text)
         return True
 
-    async def _start_reserved(self, text: str | None) -> None:
+    async def _start_reserved(self, text: str | UserMessage | None) -> None:
         self._running = False
         await self.run(text, wake=text is None)
 
@@ -136,8 +136,9 @@ class Agent:
             self.start(None)
 
     # ---- the verbs -----------------------------------------------------------------------
-    def prompt(self, text: str) -> bool:
-        """Start a run with ``text``; while one is going, returns False (use steer/follow_up)."""
+    def prompt(self, text: str | UserMessage) -> bool:
+        """Start a run with ``text`` (a message: with images); while one is going, returns False
+        (use steer/follow_up)."""
         return self.start(text)
 
     def steer(self, text: str, source: str = "user", *, immediate: bool = False) -> Queued:

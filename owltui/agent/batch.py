@@ -250,6 +250,8 @@ class Batch:
                 content = f"Tool `{call.name}` finished but its output could not be saved: {_failure(exc)}"
                 failed = True
         result = result_for(call, content, "error" if failed else "ok")
+        if out.images:
+            result = result.model_copy(update={"images": out.images})
         self.ledger.finished(call, result, out.details)  # tool_end now; the history in call order
 
     def _spill(self, name: str, out: ToolOutput) -> str:

@@ -38,6 +38,7 @@ from typing import Protocol
 from owltui.agent.cancel import CancelToken
 from owltui.agent.events import Compaction, CompactionFailed, CompactionReason, CompactionStart, Emit
 from owltui.agent.history import SUMMARY_HEADING, History
+from owltui.agent.imagecost import image_tokens
 from owltui.agent.messages import USER_LANES, AssistantMessage, Item, ToolResult, UserMessage
 from owltui.agent.model import Model, ToolSpec
 from owltui.agent.pause import PauseGate, park
@@ -100,11 +101,13 @@ class BudgetConfig(Protocol):
 
 
 def item_chars(item: Item) -> int:
-    """Characters an item adds to a request (an estimate: text, thinking, call arguments)."""
-    if isinstance(item, ToolResult):
-        return len(item.content) + ITEM_OVERHEAD
-    if isinstance(item, UserMessage):
-        return len(item.text) + ITEM_OVERHEAD
+    """Characters an item adds to a request (an estimate: text, thinking, call arguments, images)."""
+    if isinstance(item, ToolResult | UserMessage):
+        text = item.content if isinstance(item, ToolResult) else item.text
+        n = len(text) + ITEM_OVERHEAD
+        for ref in item.images:  # an image as the characters of its tokens
+            n += image_tokens(ref) * CHARS_PER_TOKEN
+        return n
     n = len(item.text) + ITEM_OVERHEAD
     for block in item.thinking:
         n += len(block.text)

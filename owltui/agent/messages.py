@@ -64,6 +64,23 @@ class ThinkingBlock(LazyModel):
     redacted: bool = False
 
 
+class ImageRef(LazyModel):
+    """An image attached to a message. The line saved for the message holds only this reference;
+    the bytes (``data``, never serialised) live in the session's image store, content-addressed by
+    ``sha256``, and are put back when the session is read. ``width``/``height`` are the pixels sent
+    (after any downscale); ``original`` the file's own size when it was downscaled."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+    media_type: str
+    sha256: str
+    width: int
+    height: int
+    size: int
+    name: str = ""
+    original: tuple[int, int] | None = None
+    data: bytes = Field(default=b"", exclude=True, repr=False)
+
+
 class UserMessage(LazyModel):
     """Input from outside the model: the user's prompt, a steering or follow-up message, an aside."""
 
@@ -72,6 +89,7 @@ class UserMessage(LazyModel):
     text: str
     lane: Lane = "user"
     source: str = "user"
+    images: tuple[ImageRef, ...] = ()
 
 
 class AssistantMessage(LazyModel):
@@ -100,6 +118,7 @@ class ToolResult(LazyModel):
     content: str
     is_error: bool = False
     status: ToolStatus = "ok"
+    images: tuple[ImageRef, ...] = ()
 
 
 Item = Annotated[UserMessage | AssistantMessage | ToolResult, Field(discriminator="role")]

@@ -98,6 +98,14 @@ class EditorWrites(Protocol):
     async def write(self, path: Path, text: str) -> bool: ...
 
 
+class ImageInput(Protocol):
+    """Whether the session's model accepts images now (``/model`` may switch it mid-session)."""
+
+    def image_refusal(self) -> str | None:
+        """None when the current model accepts images, else the line the model or user gets."""
+        ...
+
+
 @dataclass(frozen=True)
 class PlanAnswer:
     """The user's answer to a plan: ``decision`` ``accept`` (``mode`` is the mode now), ``refine``
@@ -121,12 +129,13 @@ class PlanReview(Protocol):
 @dataclass(frozen=True, kw_only=True)
 class Services:
     """The services of one session (all optional). ``emitter``: subagents report through it;
-    ``sandbox`` and ``redactor``: the processes tools start; ``sandbox_rerun``: asks the user whether a
-    command the sandbox blocked may run once outside it (interactive sessions only); ``permissions``:
-    subagents run under it; ``read_filter``: read/grep/find leave denied files out; ``jobs`` and
-    ``freezer``: background jobs and pausing the processes tools run; ``editor``: ``write`` and
-    ``edit`` put files through the editor the session runs in; ``todo``: the session's todo list (the
-    ``todo`` tool writes it)."""
+        ``sandbox`` and ``redactor``: the processes tools start; ``sandbox_rerun``: asks the user whether a
+        command the sandbox blocked may run once outside it (interactive sessions only); ``permissions``:
+        subagents run under it; ``read_filter``: read/grep/find leave denied files out; ``jobs`` and
+        ``freezer``: background jobs and pausing the processes tools run; ``editor``: ``write`` and
+        ``edit`` put files through the editor the session runs in; ``todo``: the session's todo list (the
+        ``todo`` tool writes it); ``images``: whether the model accepts images (``read`` of an image file,
+    ``@`` mentions; without it images are attached)."""
 
     emitter: Emitter | None = None
     sandbox: Sandbox | None = None
@@ -139,3 +148,4 @@ class Services:
     editor: EditorWrites | None = None
     plans: PlanReview | None = None
     todo: TodoBoard | None = None
+    images: ImageInput | None = None

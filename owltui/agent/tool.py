@@ -19,6 +19,7 @@ import anyio.to_thread
 from pydantic import BaseModel
 
 from owltui.agent.cancel import CancelToken
+from owltui.agent.messages import ImageRef
 from owltui.agent.model import ToolSpec
 from owltui.agent.services import Services
 
@@ -39,10 +40,13 @@ class ToolOutput:
       90 s", "still running as job 4". When the output is saved as a large result, the model gets
       the preview and then ``[status: …]``, so a spill never hides it (``is_error`` is kept too).
     - ``"no_spill"`` (bool): the content is a page already within the large-result limits (``read``,
-      ``read_result``); without ``full_output`` it is never saved as a large result again."""
+      ``read_result``); without ``full_output`` it is never saved as a large result again.
+
+    ``images`` go with the result to the model (``read`` of an image file)."""
 
     content: str
     is_error: bool = False
+    images: tuple[ImageRef, ...] = ()
     full_output: Path | None = None
     full_output_lines: int | None = None
     details: dict[str, Any] = field(default_factory=dict)

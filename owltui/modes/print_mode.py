@@ -158,7 +158,7 @@ async def print_run(
             sent = attach_mentions(runtime.agent, prompt)  # @path: the file goes with the prompt
             if sent.summary():
                 progress.note(sent.summary())
-            runtime.agent.prompt(sent.text)
+            runtime.agent.prompt(sent.message())
         await runtime.wait_settled()
         tg.cancel_scope.cancel()
     if interrupted:

@@ -32,6 +32,7 @@ class ModelInfo:
     cache_write: float = 0.0
     known: bool = True
     edit_tool: str = "edit"  # the edit tool the model's family is offered: "edit" or "apply_patch"
+    vision: bool = False  # the model accepts images (catalog ``vision``); unknown models do not
 
     def cost(self, usage: Usage, *, input_includes_cache: bool = True) -> float:
         """Dollars for one call. OwlTUI's ``input_tokens`` counts the whole prompt, cache reads and
@@ -72,6 +73,7 @@ def _info(model_id: str, provider: str, entry: dict[str, Any], known: bool) -> M
         cache_write=float(entry["cache_write"]),
         known=known,
         edit_tool=str(entry.get("edit_tool", "edit")),
+        vision=bool(entry.get("vision", False)),
     )
 
 

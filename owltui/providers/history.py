@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from owltui.agent.messages import AssistantMessage, Item, ToolResult, UserMessage
+from owltui.agent.messages import AssistantMessage, ImageRef, Item, ToolResult, UserMessage
 
 LANE_PREFIX = {
     "steer": "[steering]",
@@ -25,10 +25,12 @@ MISSING_RESULT = "No result: the call did not run."
 
 @dataclass(slots=True)
 class UserTurn:
-    """Consecutive user-side items: tool results (answering the previous assistant) and texts."""
+    """Consecutive user-side items: tool results (answering the previous assistant) and texts, and
+    the images of those texts (a tool result keeps its own)."""
 
     results: list[ToolResult] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
+    images: list[ImageRef] = field(default_factory=list)
 
 
 Turn = AssistantMessage | UserTurn
@@ -78,7 +80,9 @@ def turns(items: Sequence[Item]) -> list[Turn]:
                 turn.results.append(item)
             else:
                 turn.texts.append(f"[result of an earlier {item.name} call]\n{item.content}")
+                turn.images.extend(item.images)
         else:
             turn.texts.append(lane_text(item))
+            turn.images.extend(item.images)
     _close(out, pending)
     return out

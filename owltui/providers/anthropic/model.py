@@ -46,7 +46,7 @@ class AnthropicModel(HTTPModel):
         self._reset_wire()
 
     def _reset_wire(self) -> None:
-        self._wire = Slots(HistoryWire)
+        self._wire = Slots(lambda: HistoryWire(self.info.vision))
         self._tools = SameList()
         self._system: tuple[str, bytes] = ("", b"")
 
@@ -83,7 +83,7 @@ class AnthropicModel(HTTPModel):
         if request.system:
             body["system"] = system_wire(request.system)
         body.update(rest)
-        body["messages"] = messages_wire(request)
+        body["messages"] = messages_wire(request, vision=self.info.vision)
         return body
 
     def _encode_cached(self, request: ModelRequest) -> bytes:

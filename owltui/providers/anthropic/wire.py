@@ -15,6 +15,7 @@ from owltui.agent.messages import AssistantMessage, Item
 from owltui.agent.model import ForceTool, ModelRequest, ToolChoice, ToolSpec
 from owltui.providers.history import Turn, UserTurn, turns
 from owltui.providers.http.wirecache import TurnWire
+from owltui.providers.image_wire import anthropic_block
 from owltui.text.wirejson import encode, piece
 
 EPHEMERAL = {"type": "ephemeral"}
@@ -55,36 +56,37 @@ def _assistant_blocks(msg: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _user_blocks(turn: UserTurn) -> list[dict[str, Any]]:
+def _user_blocks(turn: UserTurn, vision: bool = True) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for res in turn.results:
-        block: dict[str, Any] = {
-            "type": "tool_result",
-            "tool_use_id": res.call_id,
-            "content": res.content or "(no output)",
-        }
+        content: str | list[dict[str, Any]] = res.content or "(no output)"
+        if res.images:  # a tool result's content may be a list of text and image blocks
+            content = [{"type": "text", "text": content}, *(anthropic_block(r, vision) for r in res.images)]
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": res.call_id, "content": content}
         if res.is_error:
             block["is_error"] = True
         blocks.append(block)
     blocks.extend({"type": "text", "text": t} for t in turn.texts if t)
+    blocks.extend(anthropic_block(r, vision) for r in turn.images)
     return blocks or [{"type": "text", "text": "(empty message)"}]
 
 
 CONTINUING: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": "(continuing)"}]}
 
 
-def _turn_message(turn: Turn) -> dict[str, Any] | None:
+def _turn_message(turn: Turn, vision: bool = True) -> dict[str, Any] | None:
     if isinstance(turn, UserTurn):
-        return {"role": "user", "content": _user_blocks(turn)}
+        return {"role": "user", "content": _user_blocks(turn, vision)}
     blocks = _assistant_blocks(turn)
     return {"role": "assistant", "content": blocks} if blocks else None
 
 
-def messages_wire(request: ModelRequest, cache_turns: int = 2) -> list[dict[str, Any]]:
-    """History as Messages API messages, roles alternating, starting with the user."""
+def messages_wire(request: ModelRequest, cache_turns: int = 2, vision: bool = True) -> list[dict[str, Any]]:
+    """History as Messages API messages, roles alternating, starting with the user (images as text
+    placeholders when not ``vision``)."""
     out: list[dict[str, Any]] = []
     for turn in turns(request.messages):
-        msg = _turn_message(turn)
+        msg = _turn_message(turn, vision)
         if msg is not None:
             out.append(msg)
     if not out or out[0]["role"] != "user":
@@ -113,10 +115,11 @@ class HistoryWire(TurnWire):
     last two closed user messages are kept apart (``recent``), unmarked; what comes before them is
     never marked again and is joined into ``frozen``."""
 
-    __slots__ = ("frozen", "recent", "started")
+    __slots__ = ("frozen", "recent", "started", "vision")
 
-    def __init__(self) -> None:
+    def __init__(self, vision: bool = True) -> None:
         super().__init__()
+        self.vision = vision
         self.frozen = bytearray()
         self.recent: list[tuple[bytes, bool]] = []  # (unmarked message, is a user message)
         self.started = False  # a message was written ("(continuing)" goes first if it was not a user's)
@@ -128,7 +131,7 @@ class HistoryWire(TurnWire):
         self.started = False
 
     def encode_user(self, turn: UserTurn) -> tuple[bytes, int]:
-        return piece({"role": "user", "content": _user_blocks(turn)}, depth=2)
+        return piece({"role": "user", "content": _user_blocks(turn, self.vision)}, depth=2)
 
     def _add(self, message: tuple[bytes, int], user: bool) -> None:
         if not self.started:

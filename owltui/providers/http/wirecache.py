@@ -137,8 +137,10 @@ class TurnStream:
                     turn.results.append(item)
                 else:
                     turn.texts.append(f"[result of an earlier {item.name} call]\n{item.content}")
+                    turn.images.extend(item.images)
             else:
                 turn.texts.append(lane_text(item))
+                turn.images.extend(item.images)
         self.n = size
         self.last = items[size - 1]
         return closed
@@ -151,7 +153,9 @@ class TurnStream:
             return turn
         if turn is None:
             return UserTurn(results=_missing(self.pending))
-        return UserTurn(results=[*turn.results, *_missing(self.pending)], texts=turn.texts)
+        return UserTurn(
+            results=[*turn.results, *_missing(self.pending)], texts=turn.texts, images=turn.images
+        )
 
 
 def _missing(pending: dict[str, str]) -> list[ToolResult]:

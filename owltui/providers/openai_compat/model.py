@@ -37,7 +37,7 @@ class OpenAICompatModel(HTTPModel):
         self._reset_wire()
 
     def _reset_wire(self) -> None:
-        self._wire = Slots(HistoryWire)
+        self._wire = Slots(lambda: HistoryWire(self.info.vision))
         self._tools = SameList()
         self._system: tuple[str, bytes] = ("", b"")
 
@@ -67,7 +67,7 @@ class OpenAICompatModel(HTTPModel):
         if tools:
             body["tools"] = tools
             body["tool_choice"] = tool_choice_wire(request.tool_choice)
-        body["messages"] = messages_wire(request)
+        body["messages"] = messages_wire(request, vision=self.info.vision)
         return body
 
     def _encode_cached(self, request: ModelRequest) -> bytes:

@@ -11,6 +11,7 @@ from owltui.agent.messages import AssistantMessage, Item
 from owltui.agent.model import ForceTool, ModelRequest, ToolChoice, ToolSpec
 from owltui.providers.history import Turn, UserTurn, turns
 from owltui.providers.http.wirecache import TurnWire
+from owltui.providers.image_wire import openai_part
 from owltui.text.wirejson import loose, piece
 
 
@@ -43,17 +44,32 @@ def _assistant(msg: AssistantMessage) -> dict[str, Any]:
     return out
 
 
-def user_turn_wire(turn: UserTurn) -> list[dict[str, Any]]:
-    """A user turn: its tool results as ``tool`` messages, then its texts as one user message."""
+TOOL_IMAGES = "[the image is in the user message after the tool results]"
+
+
+def user_turn_wire(turn: UserTurn, vision: bool = True) -> list[dict[str, Any]]:
+    """A user turn: its tool results as ``tool`` messages, then its texts as one user message. A
+    ``tool`` message holds text only, so a result's images go into that user message (first,
+    labelled with the call), and the result's text says where they are."""
     out: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []  # images of tool results: a tool message cannot carry one
     for res in turn.results:
         content = res.content or "(no output)"
         if res.is_error and not content.lower().startswith("error"):
             content = "Error: " + content
+        if res.images:
+            content += f"\n{TOOL_IMAGES}"
+            parts.append({"type": "text", "text": f"[images of the {res.name} call {res.call_id}]"})
+            parts.extend(openai_part(r, vision) for r in res.images)
         out.append({"role": "tool", "tool_call_id": res.call_id, "content": content})
     texts = [t for t in turn.texts if t]
-    if texts:
+    if texts and not parts and not turn.images:
         out.append({"role": "user", "content": "\n\n".join(texts)})
+    elif texts or parts or turn.images:
+        if texts:
+            parts.append({"type": "text", "text": "\n\n".join(texts)})
+        parts.extend(openai_part(r, vision) for r in turn.images)
+        out.append({"role": "user", "content": parts})
     return out
 
 
@@ -61,23 +77,23 @@ def system_wire(system: str) -> dict[str, Any]:
     return {"role": "system", "content": system}
 
 
-def messages_wire(request: ModelRequest) -> list[dict[str, Any]]:
+def messages_wire(request: ModelRequest, vision: bool = True) -> list[dict[str, Any]]:
     """System prompt, then the history: tool results as ``tool`` messages right after their call."""
     out: list[dict[str, Any]] = []
     if request.system:
         out.append(system_wire(request.system))
     for turn in turns(request.messages):
         if isinstance(turn, UserTurn):
-            out.extend(user_turn_wire(turn))
+            out.extend(user_turn_wire(turn, vision))
         else:
             out.append(_assistant(turn))
     return out
 
 
-def _turn_bytes(turn: Turn) -> tuple[bytes, int]:
+def _turn_bytes(turn: Turn, vision: bool = True) -> tuple[bytes, int]:
     """A turn's messages as the body holds them (depth 2: body, messages, message), and their flags."""
     if isinstance(turn, UserTurn):
-        pieces = [piece(m, depth=2) for m in user_turn_wire(turn)]
+        pieces = [piece(m, depth=2) for m in user_turn_wire(turn, vision)]
         flags = 0
         for _, f in pieces:
             flags |= f
@@ -88,10 +104,11 @@ def _turn_bytes(turn: Turn) -> tuple[bytes, int]:
 class HistoryWire(TurnWire):
     """One history's encoded messages (see ``wirecache``): the closed turns' bytes, joined."""
 
-    __slots__ = ("closed",)
+    __slots__ = ("closed", "vision")
 
-    def __init__(self) -> None:
+    def __init__(self, vision: bool = True) -> None:
         super().__init__()
+        self.vision = vision
         self.closed = bytearray()
 
     def reset(self) -> None:
@@ -99,7 +116,7 @@ class HistoryWire(TurnWire):
         self.closed = bytearray()
 
     def encode_user(self, turn: UserTurn) -> tuple[bytes, int]:
-        return _turn_bytes(turn)
+        return _turn_bytes(turn, self.vision)
 
     def messages(self, items: Sequence[Item]) -> tuple[list[bytes | bytearray], int]:
         """The pieces of the messages array after the system prompt (joined with commas), and

@@ -39,11 +39,11 @@ def prompt(ctx: Context, a: Args) -> Reply:
     if agent.running and lane is None:
         raise CommandError('a run is in progress: send it with "as": "steer" or "follow_up", or abort first')
     sent = _mentions(ctx, a["text"])
-    if not agent.running and agent.prompt(sent.text):
+    if not agent.running and agent.prompt(sent.message()):
         return _sent(sent)
     if lane is None:
         raise CommandError('a run is starting: send it with "as": "steer" or "follow_up"')
-    item = ctx.host.inbox.push(lane, sent.text, immediate=a.get("immediate", False))
+    item = ctx.host.inbox.push(lane, sent.message(lane), immediate=a.get("immediate", False))
     return _sent(sent, {"queued": lane, "queue_id": item.id})
 
 
@@ -60,7 +60,7 @@ def lane_push(lane: QueueLane, mentions: bool = True) -> Handler:
             item = ctx.host.inbox.push(lane, a["text"])
             return Reply(data={"queue_id": item.id})
         sent = _mentions(ctx, a["text"])
-        item = ctx.host.inbox.push(lane, sent.text, immediate=immediate)
+        item = ctx.host.inbox.push(lane, sent.message(lane), immediate=immediate)
         return _sent(sent, {"queue_id": item.id})
 
     return push

@@ -19,7 +19,9 @@ mention after a blank line: ``<file path="…">`` with the file's first page exa
 tool shows it (numbered lines, encodings and controls made visible, at most 2,000 lines / 50 KB, a
 last line saying how to read on), or ``<directory path="…">`` with a listing like ``ls``'s. A file
 that exists but cannot be attached (binary, a device, denied, larger than ``MAX_SCAN_BYTES``) gets a
-block saying why, so the model knows the user meant it. ``split_attachments`` takes a message apart
+block saying why, so the model knows the user meant it. An image file (by its bytes) goes with the
+message as an image, its block naming it; a pasted image path alone on a line too
+(``mention_images``). ``split_attachments`` takes a message apart
 again (for a front end that shows attachments apart from the text).
 """
 
@@ -33,11 +35,15 @@ from pathlib import Path
 from typing import Literal
 
 from owltui.agent.agent import Agent
+from owltui.agent.messages import ImageRef, Lane, UserMessage
 from owltui.agent.paging import NOTICE_BYTES
+from owltui.agent.services import ImageInput
 from owltui.agent.tool import ToolError
 from owltui.session.input.mention_content import list_directory, read_attachment
+from owltui.session.input.mention_images import TEXT_ONLY, attach_image, pasted_paths
 from owltui.text.codec import show_name
 from owltui.tools.base import MAX_BYTES, display_path
+from owltui.tools.files.imageload import is_image_file
 
 ReadFilter = Callable[[Path], "str | None"]  # the permission policy's ``read_denied``
 
@@ -72,6 +78,7 @@ class Attachment:
     kind: Kind
     body: str
     error: str | None = None
+    image: ImageRef | None = None  # an image file's image (``mention_images``)
 
     def block(self) -> str:
         return f'<{self.kind} path="{_attr(self.shown)}">\n{self.body.rstrip(chr(10))}\n</{self.kind}>'
@@ -86,6 +93,15 @@ class Expansion:
     text: str
     attachments: list[Attachment] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def images(self) -> tuple[ImageRef, ...]:
+        """The images the mentions attached (they go with the message beside its text)."""
+        return tuple(a.image for a in self.attachments if a.image is not None)
+
+    def message(self, lane: Lane = "user") -> str | UserMessage:
+        """What to send: the text, or a message for ``lane`` carrying the text and the images."""
+        return UserMessage(text=self.text, lane=lane, images=self.images) if self.images else self.text
 
     @property
     def attached(self) -> list[str]:
@@ -176,8 +192,12 @@ def _locate(raw: str, workspace: Path) -> tuple[Path, bool]:
 
 
 # ---- expanding a message -------------------------------------------------------------------------
-def expand_mentions(text: str, workspace: Path, read_filter: ReadFilter | None = None) -> Expansion:
-    """``text`` with every mention's file or listing attached (see the module docstring)."""
+def expand_mentions(
+    text: str, workspace: Path, read_filter: ReadFilter | None = None, images: ImageInput | None = TEXT_ONLY
+) -> Expansion:
+    """``text`` with every mention's file or listing attached (see the module docstring), and the
+    images of image files and pasted image paths (``mention_images``) unless ``images`` refuses
+    them: by default they are (a caller that sends ``text`` only); None attaches them unasked."""
     workspace = Path(os.path.normpath(workspace))
     out = Expansion(typed=text, text=text)
     seen: set[Path] = set()
@@ -213,9 +233,14 @@ def expand_mentions(text: str, workspace: Path, read_filter: ReadFilter | None =
         shown = display_path(workspace, path) if _inside(workspace, path) else show_name(str(path))
         if os.path.isdir(path) and not shown.endswith("/"):
             shown += "/"
-        attachment = _attach(raw, path, shown, read_filter, budget)
+        attachment = _attach(raw, path, shown, read_filter, budget, images)
         budget -= len(attachment.body.encode("utf-8", "replace"))
         out.attachments.append(attachment)
+    for raw, path in pasted_paths(text):
+        if path not in seen:
+            seen.add(path)
+            shown = display_path(workspace, path) if _inside(workspace, path) else show_name(str(path))
+            out.attachments.append(_attach(raw, path, shown, read_filter, budget, images))
     if out.attachments:
         out.text = text.rstrip() + "\n\n" + "\n\n".join(a.block() for a in out.attachments)
     return out
@@ -225,10 +250,12 @@ def attach_mentions(agent: Agent, text: str) -> Expansion:
     """``expand_mentions`` for ``agent``: its workspace and its ``read_filter`` service (every mode
     sends user text through this: the command layer's prompt, steer and follow-up, print mode)."""
     cfg = agent.config
-    return expand_mentions(text, cfg.workspace, cfg.services.read_filter)
+    return expand_mentions(text, cfg.workspace, cfg.services.read_filter, cfg.services.images)
 
 
-def _attach(raw: str, path: Path, shown: str, read_filter: ReadFilter | None, budget: int) -> Attachment:
+def _attach(
+    raw: str, path: Path, shown: str, read_filter: ReadFilter | None, budget: int, images: ImageInput | None
+) -> Attachment:
     kind: Kind = "directory" if os.path.isdir(path) else "file"
 
     def failed(why: str) -> Attachment:
@@ -241,6 +268,8 @@ def _attach(raw: str, path: Path, shown: str, read_filter: ReadFilter | None, bu
     try:
         if kind == "directory":
             return Attachment(raw, path, shown, kind, list_directory(path, shown))
+        if is_image_file(path) and (img := attach_image(path, shown, images)) is not None:
+            return Attachment(raw, path, shown, kind, img.body, error=img.error, image=img.ref)
         if budget < 2 * NOTICE_BYTES:
             return failed("this message's attachments are already large; read it with the read tool")
         return Attachment(raw, path, shown, kind, read_attachment(path, shown, min(budget, MAX_BYTES)))

@@ -25,6 +25,7 @@ from owltui.session.config import Config, ConfigError, load_config
 from owltui.session.redact import RedactingEmitter, RedactingResultStore, Redactor
 from owltui.session.runtime.options import Options
 from owltui.session.runtime.runtime import Runtime, Warn, context_window, resolve_model
+from owltui.session.runtime.vision import ModelImages
 from owltui.session.store.sessions import find_session, latest_session
 from owltui.session.store.store import SessionStore
 
@@ -226,7 +227,12 @@ def build_runtime(
     runtime.skills = skills
     runtime.jobs = JobManager(on_event=runtime.on_job, sandbox=sandbox, scrubber=redactor)
     runtime.freezer = Freezer(GATE, runtime.jobs, enabled=config.pause_freeze)
-    agent.config.services = replace(services, jobs=runtime.jobs, freezer=runtime.freezer)
+    agent.config.services = replace(
+        services,
+        jobs=runtime.jobs,
+        freezer=runtime.freezer,
+        images=ModelImages(lambda: runtime.agent.config.model),
+    )
     runtime._unsubscribe.append(runtime.freezer.close)
     runtime.checkpoints = _checkpointing(agent, config, options, store, redactor, env, warn)
     if tools is None:

@@ -52,6 +52,7 @@ from owltui.session.store.file import (
     parse_lines,
     reason,
 )
+from owltui.session.store.images import item_record, load_images, save_images
 from owltui.session.store.queue_log import QueueLog
 from owltui.session.store.replay import KINDS, Index, index, walk
 from owltui.session.store.writer import FORMAT_VERSION
@@ -178,7 +179,7 @@ class SessionStore(QueueLog):
         """Make the chain from ``leaf`` the conversation (new lists: a provider's cache of the old
         ones starts over)."""
         walked = walk(idx, leaf, warn, str(self.path))
-        self._items = walked.items
+        self._items = [load_images(self.path, item) for item in walked.items]
         self._item_ids = walked.item_ids
         self._compaction = walked.compaction
         self._view = None
@@ -197,8 +198,21 @@ class SessionStore(QueueLog):
         if early is not None and early[1] == item:
             eid = early[0]  # on disk already, as the chain entry after the assistant message
         else:
-            eid = self._entry("message", strict=True, item=item.model_dump(mode="json", exclude_none=True))
+            self._save_images(item, strict=True)
+            eid = self._entry("message", strict=True, item=item_record(item))
         self._keep(item, eid)
+
+    def _save_images(self, item: Item, strict: bool) -> bool:
+        """The item's images into the store beside the file, before its line (see ``images``)."""
+        try:
+            save_images(self.path, item)
+        except OSError as exc:
+            if strict:
+                raise SessionError(
+                    f"Cannot save an image beside session file {self.path}: {reason(exc)}."
+                ) from None
+            return False
+        return True
 
     def _keep(self, item: Item, eid: str) -> None:
         self._items.append(item)
@@ -222,7 +236,7 @@ class SessionStore(QueueLog):
         write is warned about and ``append`` tries again. True when the result is on disk."""
         if result.call_id not in self._open_calls or result.call_id in self._early:
             return False
-        if self.closed:
+        if self.closed or not self._save_images(result, strict=False):
             return False
         eid = new_id()[:8]
         record = {
@@ -230,7 +244,7 @@ class SessionStore(QueueLog):
             "id": eid,
             "parent_id": self._leaf,
             "ts": now().isoformat(),
-            "item": result.model_dump(mode="json", exclude_none=True),
+            "item": item_record(result),
         }
         if not self._write(record):
             return False

@@ -35,6 +35,7 @@ from owltui.text.codec import (
     visible,
 )
 from owltui.tools.base import MAX_BYTES, MAX_LINES, Params, display_path, open_regular, resolve_path
+from owltui.tools.files.image import read_image
 from owltui.tools.files.paging import open_text, page_text, read_page
 from owltui.tools.files.put import put_file
 from owltui.tools.files.suggest import suggestions
@@ -97,10 +98,12 @@ class ReadTool:
         limit = min(args.limit or MAX_LINES, MAX_LINES)
         column = args.column or 1
 
-        def work(stop: threading.Event) -> tuple[Page, Encoding, str]:
+        def work(stop: threading.Event) -> tuple[Page, Encoding, str] | ToolOutput:
             # in the worker: a hard-link check may scan the workspace for the denied files' inodes
             if denied is not None and (why := denied(path)):
                 raise ToolError(why)
+            if (image := read_image(path, shown_name, ctx)) is not None:
+                return image
             fd, enc, head, _size = _open_text(path, ctx.workspace, stop)
             newline = line_ending(head_text(head, enc))
             try:
@@ -109,7 +112,10 @@ class ReadTool:
                 raise ToolError("Cancelled.") from exc
             return page, enc, newline
 
-        page, enc, newline = await in_thread(work, ctx)
+        done = await in_thread(work, ctx)
+        if isinstance(done, ToolOutput):
+            return done
+        page, enc, newline = done
         if page.total == 0:
             return ToolOutput(f"({shown_name} is empty)", details={"path": shown_name, "total": 0})
         if not page.lines:

@@ -57,6 +57,18 @@ class InputBlock(Static):
         self.text = text
 
 
+_IMAGE_BODY = re.compile(r"\((image .+): attached as an image\)\n</file>\Z", re.S)
+
+
+def _attached_name(block: str) -> str:
+    """A block's name in the title: its path, or ``image shot.png 1200×800 (downscaled to …)``."""
+    image = _IMAGE_BODY.search(block)
+    if image is not None:
+        return image.group(1)
+    m = _PATH_ATTR.match(block)
+    return html.unescape(m.group(1)) if m else ""
+
+
 class AttachmentsBlock(Collapsible):
     """The files an ``@`` mention attached to the message above it: collapsed, the paths in the title."""
 
@@ -67,7 +79,7 @@ class AttachmentsBlock(Collapsible):
 
     def __init__(self, blocks: list[str]) -> None:
         self.blocks = blocks
-        self.paths = [html.unescape(m.group(1)) for b in blocks if (m := _PATH_ATTR.match(b))]
+        self.paths = [_attached_name(b) for b in blocks if _PATH_ATTR.match(b)]
         more = len(self.paths) - 4
         shown = ", ".join(self.paths[:4]) + (f" and {more} more" if more > 0 else "")
         body = Static(Text(clean("\n\n".join(blocks))), markup=False)
