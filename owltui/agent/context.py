@@ -38,8 +38,8 @@ from typing import Protocol
 from owltui.agent.cancel import CancelToken
 from owltui.agent.events import Compaction, CompactionFailed, CompactionReason, CompactionStart, Emit
 from owltui.agent.history import SUMMARY_HEADING, History
-from owltui.agent.imagecost import image_tokens
-from owltui.agent.messages import USER_LANES, AssistantMessage, Item, ToolResult, UserMessage
+from owltui.agent.imagecost import image_cost_for, image_tokens
+from owltui.agent.messages import USER_LANES, AssistantMessage, ImageRef, Item, ToolResult, UserMessage
 from owltui.agent.model import Model, ToolSpec
 from owltui.agent.pause import PauseGate, park
 from owltui.agent.state import Aborted
@@ -100,13 +100,14 @@ class BudgetConfig(Protocol):
     def specs(self) -> list[ToolSpec]: ...
 
 
-def item_chars(item: Item) -> int:
-    """Characters an item adds to a request (an estimate: text, thinking, call arguments, images)."""
+def item_chars(item: Item, image_cost: Callable[[ImageRef], int] = image_tokens) -> int:
+    """Characters an item adds to a request (an estimate: text, thinking, call arguments, images;
+    an image as the characters of its tokens by ``image_cost``, the rule of the model it goes to)."""
     if isinstance(item, ToolResult | UserMessage):
         text = item.content if isinstance(item, ToolResult) else item.text
         n = len(text) + ITEM_OVERHEAD
-        for ref in item.images:  # an image as the characters of its tokens
-            n += image_tokens(ref) * CHARS_PER_TOKEN
+        for ref in item.images:
+            n += image_cost(ref) * CHARS_PER_TOKEN
         return n
     n = len(item.text) + ITEM_OVERHEAD
     for block in item.thinking:
@@ -116,8 +117,8 @@ def item_chars(item: Item) -> int:
     return n
 
 
-def items_chars(items: Sequence[Item]) -> int:
-    return sum(map(item_chars, items))
+def items_chars(items: Sequence[Item], image_cost: Callable[[ImageRef], int] = image_tokens) -> int:
+    return sum(item_chars(item, image_cost) for item in items)
 
 
 def fixed_chars(cfg: BudgetConfig) -> int:
@@ -128,7 +129,7 @@ def fixed_chars(cfg: BudgetConfig) -> int:
 
 def request_tokens(cfg: BudgetConfig, view: Sequence[Item]) -> int:
     """The whole next request by characters / 4: system prompt, tool specs, the view."""
-    return (fixed_chars(cfg) + items_chars(view)) // CHARS_PER_TOKEN
+    return (fixed_chars(cfg) + items_chars(view, image_cost_for(cfg.model))) // CHARS_PER_TOKEN
 
 
 def own_words(items: Sequence[Item], turn_from: int) -> list[Item]:
@@ -173,18 +174,20 @@ class ContextBudget:
 
     def measure(self, cfg: BudgetConfig, items: Sequence[Item], *, fixed: bool = True) -> int:
         """Tokens of ``items`` (and the system prompt and tools when ``fixed``) at the calibrated rate."""
-        return math.ceil((items_chars(items) + (fixed_chars(cfg) if fixed else 0)) * self.rate(cfg))
+        chars = items_chars(items, image_cost_for(cfg.model))
+        return math.ceil((chars + (fixed_chars(cfg) if fixed else 0)) * self.rate(cfg))
 
     def estimate(self, cfg: BudgetConfig, view: Sequence[Item], pending: Sequence[Item] = ()) -> int:
         """Tokens of the next request, ``pending`` input included."""
+        cost = image_cost_for(cfg.model)
         if self._view is view and self._at <= len(view):
             chars = 0
             for i in range(self._at, len(view)):  # what came after the response: a few items
-                chars += item_chars(view[i])
+                chars += item_chars(view[i], cost)
             tokens = self._tokens + chars // CHARS_PER_TOKEN
         else:  # nothing measured on this view (a new view after a compaction, a resumed session)
             return self.measure(cfg, [*view, *pending])
-        return tokens + items_chars(pending) // CHARS_PER_TOKEN if pending else tokens
+        return tokens + items_chars(pending, cost) // CHARS_PER_TOKEN if pending else tokens
 
     def threshold(self, cfg: BudgetConfig) -> int:
         return int((cfg.context_window or 0) * cfg.compact_at)

@@ -2,14 +2,17 @@
 
 Anthropic: the image is first scaled down to a long edge of at most 1568 px and about 1.15
 megapixels, then costs width × height / 750 tokens. OpenAI (high detail): fitted in 2048 × 2048,
-then the short side scaled to at most 768 px, then 85 tokens plus 170 per 512-px tile. The
-context budget does not know the provider a request goes to, so it counts an image at the larger
-of the two (``image_tokens``): an estimate that never falls short.
+then the short side scaled to at most 768 px, then 85 tokens plus 170 per 512-px tile. A model
+that knows its provider's rule says so (``PricesImages``: the providers' models); the context budget
+counts an image by the rule of the model the request goes to (``image_cost_for``), and by the larger
+of the two (``image_tokens``) where no model is known - an estimate that never falls short.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 from owltui.agent.messages import ImageRef
 
@@ -40,3 +43,15 @@ def openai_tokens(width: int, height: int) -> int:
 def image_tokens(ref: ImageRef) -> int:
     """The budget's count for one image: the larger of the two rules."""
     return max(anthropic_tokens(ref.width, ref.height), openai_tokens(ref.width, ref.height))
+
+
+@runtime_checkable
+class PricesImages(Protocol):
+    """A model that counts an image's tokens by its provider's rule."""
+
+    def image_tokens(self, ref: ImageRef) -> int: ...
+
+
+def image_cost_for(model: object) -> Callable[[ImageRef], int]:
+    """The token rule for images sent to ``model``: its provider's, else the larger of the two."""
+    return model.image_tokens if isinstance(model, PricesImages) else image_tokens

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from owltui.agent.imagecost import anthropic_tokens
+from owltui.agent.messages import ImageRef
 from owltui.agent.model import ForceTool, ModelRequest
 from owltui.providers.anthropic.parser import AnthropicParser
 from owltui.providers.anthropic.wire import (
@@ -30,6 +32,11 @@ class AnthropicModel(HTTPModel):
     """Claude over the Messages API. ``base_url`` is without ``/v1``."""
 
     provider = "anthropic"
+
+    def image_tokens(self, ref: ImageRef) -> int:
+        """An image's tokens by this provider's published rule (the context budget's count)."""
+        return anthropic_tokens(ref.width, ref.height)
+
     api_key_env = "ANTHROPIC_API_KEY"
 
     def __init__(

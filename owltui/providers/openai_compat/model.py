@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from owltui.agent.imagecost import openai_tokens
+from owltui.agent.messages import ImageRef
 from owltui.agent.model import ModelRequest
 from owltui.providers.http.stream import HTTPModel
 from owltui.providers.http.wirecache import MIXED, SameList, Slots, commas
@@ -28,6 +30,11 @@ class OpenAICompatModel(HTTPModel):
     """Any Chat Completions server. ``base_url`` includes ``/v1``; ``/chat/completions`` is appended."""
 
     provider = "openai"
+
+    def image_tokens(self, ref: ImageRef) -> int:
+        """An image's tokens by this provider's published rule (the context budget's count)."""
+        return openai_tokens(ref.width, ref.height)
+
     api_key_env = "OPENAI_API_KEY"
 
     def __init__(
