@@ -105,9 +105,9 @@ class Web:
             h.send_header("Content-Type", "text/plain")
             h.send_header("Content-Length", "1000000")
             h.end_headers()
+            self.slow_started.set()  # before the first part: a client that has it sees this set
             h.wfile.write(b"first part of a slow page\n")
             h.wfile.flush()
-            self.slow_started.set()
             h.connection.settimeout(30)
             try:  # the client sends nothing more: the read ends when it closes the connection
                 got = h.rfile.read(1)
