@@ -13,21 +13,20 @@ it opens (the broker and the loop's parking spot see to that).
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio
 from acp.interfaces import Client
-from acp.schema import AllowedOutcome, PermissionOption, TextContentBlock, ToolCallUpdate
+from acp.schema import PermissionOption, TextContentBlock, ToolCallUpdate
 
+from owltui.modes.acp.questions import ClientQuestions, Spawn
 from owltui.modes.acp.tool_calls import tool_diff, tool_kind, tool_locations, tool_title
 from owltui.session.approvals import ApprovalBroker, Pending
 from owltui.session.commands.layer import Commands
 
 RULES_FILE = ".owltui/permissions.toml"
 ALLOW, ALWAYS, REJECT = "allow", "always", "deny"
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, Any]]], None]
 
 
 def options_for(pending: Pending | None, name: str, arguments: Mapping[str, Any]) -> list[PermissionOption]:
@@ -100,48 +99,27 @@ class Permissions:
         spawn: Spawn,
         sent: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self.conn = conn
-        self.sent = sent  # waits until the updates before the question are out (the call's tool_call)
-        self.session_id = session_id
         self.commands = commands
-        self.broker = broker
-        self.spawn = spawn
-        self.asking: dict[str, anyio.CancelScope] = {}
+        self.questions = ClientQuestions(conn, session_id, spawn, sent)
         self.unsubscribe = broker.subscribe(self._on_broker)
 
     def _on_broker(self, action: str, pending: Pending) -> None:
         if action == "asked":
-            self.spawn(lambda: self._ask(pending))
+            self._ask(pending)
         elif action == "withdrawn":
-            scope = self.asking.pop(pending.call_id, None)
-            if scope is not None:
-                scope.cancel()
+            self.questions.withdraw(pending.call_id)
 
-    async def _ask(self, pending: Pending) -> None:
+    def _ask(self, pending: Pending) -> None:
         workspace = self.commands.ctx.host.workspace
         call = question(pending, pending.call_id, pending.name, pending.arguments, workspace)
-        options = options_for(pending, pending.name, pending.arguments)
-        decision = REJECT
-        with anyio.CancelScope() as scope:
-            self.asking[pending.call_id] = scope
-            try:
-                if self.sent is not None:
-                    await self.sent()
-                answer = await self.conn.request_permission(
-                    session_id=self.session_id, tool_call=call, options=options
-                )
-            except Exception:  # the client failed to answer: refuse the call
-                answer = None
-            outcome = answer.outcome if answer is not None else None
-            if isinstance(outcome, AllowedOutcome) and outcome.option_id in (ALLOW, ALWAYS, REJECT):
-                decision = outcome.option_id
-        self.asking.pop(pending.call_id, None)
-        if scope.cancelled_caught:
-            return  # withdrawn: the loop refuses the call
-        self.commands.call("approve", call_id=pending.call_id, decision=decision)
+
+        def answer(choice: str | None) -> None:
+            self.commands.call("approve", call_id=pending.call_id, decision=choice or REJECT)
+
+        self.questions.ask(
+            pending.call_id, call, options_for(pending, pending.name, pending.arguments), answer
+        )
 
     def close(self) -> None:
         self.unsubscribe()
-        for scope in self.asking.values():
-            scope.cancel()
-        self.asking.clear()
+        self.questions.close()

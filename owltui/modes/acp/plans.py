@@ -14,14 +14,13 @@ question.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-import anyio
 from acp.helpers import plan_entry, text_block, tool_content, update_plan
 from acp.interfaces import Client
-from acp.schema import AgentPlanUpdate, AllowedOutcome, PermissionOption, PlanEntryStatus, ToolCallUpdate
+from acp.schema import AgentPlanUpdate, PermissionOption, PlanEntryStatus, ToolCallUpdate
 
+from owltui.modes.acp.questions import ClientQuestions, Spawn
 from owltui.session.commands.layer import Commands
 from owltui.session.plans import PendingPlan, PlanBroker
 from owltui.text.sanitize import sanitize
@@ -38,7 +37,6 @@ STATUSES: dict[str, PlanEntryStatus] = {
     "in_progress": "in_progress",
     "done": "completed",
 }
-Spawn = Callable[[Callable[[], Coroutine[Any, Any, Any]]], None]
 
 
 def todo_update(items: Sequence[object]) -> AgentPlanUpdate:
@@ -76,51 +74,28 @@ class PlanQuestions:
         spawn: Spawn,
         sent: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self.conn = conn
-        self.session_id = session_id
         self.commands = commands
-        self.spawn = spawn
-        self.sent = sent  # waits until the updates before the question are out (the call's tool_call)
-        self.asking: dict[str, anyio.CancelScope] = {}
+        self.questions = ClientQuestions(conn, session_id, spawn, sent)
         self.unsubscribe = broker.subscribe(self._on_broker)
 
     def _on_broker(self, action: str, pending: PendingPlan | None) -> None:
         if pending is None:
             return
         if action == "asked":
-            self.spawn(lambda: self._ask(pending))
+            self._ask(pending)
         elif action in ("withdrawn", "answered"):
-            scope = self.asking.pop(pending.call_id, None)
-            if scope is not None:
-                scope.cancel()
+            self.questions.withdraw(pending.call_id)
 
-    async def _ask(self, pending: PendingPlan) -> None:
-        choice = KEEP_PLANNING
-        with anyio.CancelScope() as scope:
-            self.asking[pending.call_id] = scope
-            try:
-                if self.sent is not None:
-                    await self.sent()
-                answer = await self.conn.request_permission(
-                    session_id=self.session_id,
-                    tool_call=plan_question(pending.call_id, pending.plan),
-                    options=list(PLAN_OPTIONS),
-                )
-            except Exception:  # the client failed to answer: keep planning
-                answer = None
-            outcome = answer.outcome if answer is not None else None
-            if isinstance(outcome, AllowedOutcome) and outcome.option_id in (ACCEPT_EDITS, ACCEPT_ASK):
-                choice = outcome.option_id
-        self.asking.pop(pending.call_id, None)
-        if scope.cancelled_caught:
-            return  # withdrawn or answered another way
-        if choice == KEEP_PLANNING:
-            self.commands.call("plan_answer", call_id=pending.call_id, decision="reject")
-        else:
-            self.commands.call("plan_answer", call_id=pending.call_id, decision="accept", mode=choice)
+    def _ask(self, pending: PendingPlan) -> None:
+        def answer(choice: str | None) -> None:
+            if choice in (ACCEPT_EDITS, ACCEPT_ASK):
+                self.commands.call("plan_answer", call_id=pending.call_id, decision="accept", mode=choice)
+            else:  # keep planning, the client's "cancelled", or no answer
+                self.commands.call("plan_answer", call_id=pending.call_id, decision="reject")
+
+        question = plan_question(pending.call_id, pending.plan)
+        self.questions.ask(pending.call_id, question, list(PLAN_OPTIONS), answer)
 
     def close(self) -> None:
         self.unsubscribe()
-        for scope in self.asking.values():
-            scope.cancel()
-        self.asking.clear()
+        self.questions.close()
