@@ -17,19 +17,11 @@ from owltui.ui.app import OwlApp
 from owltui.ui.control.plan_review import PlanScreen
 from tests.ui.conftest import SIZE, make_runtime_app, wait_for
 from tests.ui.test_input import type_text
+from tests.ui.test_tools_approvals import env_for
 
 pytestmark = pytest.mark.anyio
 
 PLAN = "# Plan\n\n1. write `out.txt`\n2. say done"
-
-
-def env_for(tmp_path: Path) -> dict[str, str]:
-    return {
-        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "HOME": str(tmp_path),
-        "PATH": "/usr/bin:/bin",
-    }
 
 
 def planning_steps(after: list[Step]) -> list[Step]:

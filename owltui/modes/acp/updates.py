@@ -122,8 +122,7 @@ class Updates:
 
     # ---- what the server asks ------------------------------------------------------------
     def stop_reason(self) -> str | None:
-        """The ACP stopReason of the last agent_end seen (end_turn / cancelled / max_turn_requests /
-        max_tokens / refusal), None while none."""
+        """The ACP stopReason of the last agent_end seen (``END_REASONS``, max_tokens), or None."""
         return self._stop_reason
 
     def error(self) -> str | None:
@@ -211,29 +210,34 @@ class Updates:
             return [update_user_message_text(text)]
         return []
 
-    def _approval_request(self, e: Mapping[str, Any]) -> list[Outgoing]:
+    def _named_call(self, e: Mapping[str, Any]) -> tuple[str, OpenCall, bool] | None:
+        """The call an event names (remembered from it when it is the first to: True), or None."""
         call_id = e.get("call_id")
         if not isinstance(call_id, str):
-            return []
+            return None
         call = self._calls.get(call_id)
-        if call is None:
-            call = self._remember(call_id, e.get("name"), e.get("arguments"))
+        if call is not None:
+            return call_id, call, False
+        return call_id, self._remember(call_id, e.get("name"), e.get("arguments")), True
+
+    def _approval_request(self, e: Mapping[str, Any]) -> list[Outgoing]:
+        named = self._named_call(e)
+        if named is None:
+            return []
+        call_id, call, first = named
+        if first or not call.announced:
             return [self._announce(call_id, call, "pending")]
         diff = tool_diff(call.name, call.arguments, self.workspace)
-        if not call.announced:
-            return [self._announce(call_id, call, "pending")]
         if diff == call.diff:
             return []
         call.diff = diff
         return [update_tool_call(call_id, content=list(diff))]
 
     def _tool_start(self, e: Mapping[str, Any]) -> list[Outgoing]:
-        call_id = e.get("call_id")
-        if not isinstance(call_id, str):
+        named = self._named_call(e)
+        if named is None:
             return []
-        call = self._calls.get(call_id)
-        if call is None:
-            call = self._remember(call_id, e.get("name"), e.get("arguments"))
+        call_id, call, _first = named
         call.running = True
         call.terminal = self.terminal_output and call.name == "bash"
         if not call.announced:
@@ -267,9 +271,7 @@ class Updates:
         if not isinstance(call_id, str):
             return []
         out: list[Outgoing] = []
-        call = self._calls.pop(call_id, None)
-        if call is None:
-            call = OpenCall(call_name(e.get("name")), {})
+        call = self._calls.pop(call_id, None) or OpenCall(call_name(e.get("name")), {})
         output = e["output"] if isinstance(e.get("output"), str) else ""
         status = e.get("status")
         details = e.get("details") if isinstance(e.get("details"), Mapping) else None

@@ -5,26 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from owltui.session.commands.host import LineFront
+from owltui.modes.acp.session import AcpFront
 from owltui.session.commands.layer import Commands
 from owltui.session.runtime.build import build_runtime
 from owltui.session.runtime.options import Options
 from owltui.session.runtime.runtime import Runtime
 from owltui.testing.scripted import ScriptedModel, Step
-
-
-class Front(LineFront):
-    label = "ACP"
-    abort_key = "cancel"
-
-
-def env_for(tmp_path: Path) -> dict[str, str]:
-    return {
-        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "HOME": str(tmp_path),
-        "PATH": "/usr/bin:/bin",
-    }
+from tests.ui.test_tools_approvals import env_for
 
 
 def runtime(tmp_path: Path, steps: list[Step], env: dict[str, str] | None = None, **opts: object) -> Runtime:
@@ -37,4 +24,4 @@ def runtime(tmp_path: Path, steps: list[Step], env: dict[str, str] | None = None
 
 
 def commands(rt: Runtime) -> Commands:
-    return Commands(rt, Front())
+    return Commands(rt, AcpFront())

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from owltui.agent.messages import ToolCall
-from owltui.policy.permissions.model import Answer
 from owltui.policy.permissions.patch import patch_paths
 from owltui.policy.permissions.policy import PermissionPolicy
 from owltui.tools.patch.parser import parse_patch
+from tests.tools.test_tools_permissions import Asker
 
 pytestmark = pytest.mark.anyio
 
@@ -18,16 +18,6 @@ THREE = (
     "*** Begin Patch\n*** Add File: src/new.py\n+x\n*** Delete File: old.txt\n"
     "*** Update File: src/a.py\n*** Move to: lib/a.py\n@@\n-a\n+b\n*** End Patch"
 )
-
-
-class Asker:
-    def __init__(self, answer: Answer = "allow") -> None:
-        self.answer: Answer = answer
-        self.asked: list[tuple[str, str]] = []
-
-    async def __call__(self, call: ToolCall, reason: str) -> Answer:
-        self.asked.append((call.name, reason))
-        return self.answer
 
 
 def patch_call(text: str) -> ToolCall:
