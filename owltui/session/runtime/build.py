@@ -255,13 +255,17 @@ def build_runtime(
 
 def edit_tool(config: Config, model: Model) -> str:
     """The edit tool the session offers: config ``edit_tool``, else the catalog's choice for the
-    starting model's family (``apply_patch`` for OpenAI's reasoning and coding models; the catalog
-    is searched by the model's id across providers)."""
+    starting model's family (``apply_patch`` for OpenAI's reasoning and coding models). A model's
+    name is ``PROVIDER:ID`` as the status bar shows it (``openai:gpt-5``), or a bare id; the catalog
+    is searched by the id, that provider's table first."""
     from owltui.providers.catalog import lookup
+    from owltui.providers.table import NAMES
 
     if config.edit_tool is not None:
         return config.edit_tool
-    return lookup("openai", model.name).edit_tool
+    prefix, colon, rest = model.name.partition(":")  # an id may hold colons too (qwen2.5-coder:7b)
+    provider, model_id = (prefix, rest) if colon and prefix in NAMES else ("openai", model.name)
+    return lookup(provider, model_id).edit_tool
 
 
 def _user_hooks(runtime: Runtime, config: Config, env: Mapping[str, str], warn: Warn) -> None:
