@@ -28,27 +28,10 @@ def test_builtin_tools_sorted_and_typed() -> None:
         "write",
     }
     assert all(isinstance(t, Tool) for t in tools)
-    assert {t.name for t in tools if t.read_only} == {
-        "read",
-        "ls",
-        "grep",
-        "find",
-        "job_output",
-        "fetch",
-        "todo",
-        "exit_plan",
-    }
+    read_only = {"read", "ls", "grep", "find", "job_output", "fetch", "todo", "exit_plan"}
+    assert {t.name for t in tools if t.read_only} == read_only
     assert [t.name for t in builtin_tools(["read", "bash"])] == ["bash", "read"]
-    assert {t.name for t in builtin_tools(read_only=True)} == {
-        "read",
-        "ls",
-        "grep",
-        "find",
-        "job_output",
-        "fetch",
-        "todo",
-        "exit_plan",
-    }
+    assert {t.name for t in builtin_tools(read_only=True)} == read_only
     with pytest.raises(ValueError, match="nope"):
         builtin_tools(["nope"])
 

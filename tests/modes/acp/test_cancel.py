@@ -22,6 +22,16 @@ async def _open(conn: acp.ClientSideConnection, cwd: Path) -> str:
     return str((await conn.new_session(cwd=str(cwd), mcp_servers=[])).session_id)
 
 
+def _output_shows(client: Recorder, sid: str, word: str) -> bool:
+    """A command's output, as the client has been shown it, holds ``word``."""
+    return any(
+        word in c.content.text
+        for u in client.of("tool_call_update", sid)
+        for c in u.content or []
+        if c.type == "content"
+    )
+
+
 async def test_cancel_mid_stream_then_a_fresh_prompt(tmp_path: Path) -> None:
     never = anyio.Event()
     model = ScriptedModel(
@@ -55,17 +65,9 @@ async def test_prompt_while_the_cancel_settles(tmp_path: Path) -> None:
         async def ask(name: str, words: str) -> None:
             answers[name] = (await conn.prompt(session_id=sid, prompt=[acp.text_block(words)])).stop_reason
 
-        def started() -> bool:
-            return any(
-                "started" in c.content.text
-                for u in client.of("tool_call_update", sid)
-                for c in u.content or []
-                if c.type == "content"
-            )
-
         async with anyio.create_task_group() as tg:
             tg.start_soon(ask, "old", "first")
-            await client.wait_for(started)
+            await client.wait_for(lambda: _output_shows(client, sid, "started"))
             await conn.cancel(session_id=sid)
             tg.start_soon(ask, "new", "second")  # arrives while the aborted run is still ending
     assert answers == {"old": "cancelled", "new": "end_turn"}
@@ -142,17 +144,9 @@ async def test_cancel_stops_a_shell_command_typed_as_a_prompt(tmp_path: Path) ->
             prompt = [acp.text_block("!echo begun; sleep 30")]
             answers.append((await conn.prompt(session_id=sid, prompt=prompt)).stop_reason)
 
-        def begun() -> bool:
-            return any(
-                "begun" in c.content.text
-                for u in client.of("tool_call_update", sid)
-                for c in u.content or []
-                if c.type == "content"
-            )
-
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
-            await client.wait_for(begun)
+            await client.wait_for(lambda: _output_shows(client, sid, "begun"))
             began = time.monotonic()
             await conn.cancel(session_id=sid)
         assert answers == ["cancelled"] and time.monotonic() - began < 5
