@@ -34,7 +34,7 @@ SAFE_CONFIG = (
     ("core.ignorecase", "false"),
     ("core.quotepath", "false"),
     ("core.sparseCheckout", "false"),
-    ("core.splitIndex", "false"),
+    ("core.splitIndex", "true"),  # a checkpoint rewrites the few changed entries, not all 100k
     ("core.untrackedCache", "false"),
     ("core.attributesFile", os.devnull),
     ("commit.gpgSign", "false"),
