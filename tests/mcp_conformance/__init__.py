@@ -1,0 +1,1 @@
+"""The official MCP conformance suite's client scenarios, run against the real ``owltui -p``."""
