@@ -40,6 +40,8 @@ from owltui.modes.output import JsonLines
 from owltui.modes.refusals import EXIT_REFUSED, RefusalLog, refusal_summary
 from owltui.session.commands.host import LineFront
 from owltui.session.commands.layer import Commands
+from owltui.session.commands.spec import CommandError
+from owltui.session.custom_commands.mcp_prompts import mcp_turn
 from owltui.session.custom_commands.offer import load_at_start
 from owltui.session.describe import describe
 from owltui.session.input.mentions import attach_mentions
@@ -144,8 +146,18 @@ async def print_run(
 
             tg.start_soon(on_signals)
         commands = Commands(runtime, PrintFront(), custom)
+        try:  # an MCP prompt command, @server:uri mentions: awaited once the servers listed them
+            turn = await mcp_turn(runtime, commands.custom_named, prompt)
+        except CommandError as exc:
+            print(f"owltui: {sanitize(exc.text)}", file=err)
+            tg.cancel_scope.cancel()
+            return 1
         named = commands.custom_named(prompt) is not None  # /NAME args: the command's template
-        if named or prompt.split()[:1] == ["/skill"]:  # /skill NAME args: the skill's instructions
+        if turn is not None:
+            if turn[1]:
+                progress.note(turn[1])
+            runtime.agent.prompt(turn[0])
+        elif named or prompt.split()[:1] == ["/skill"]:  # /skill NAME args: the skill's instructions
             reply = commands.rpc("prompt", {"text": prompt}) if named else commands.slash(prompt)
             if reply is None or not reply.ok or reply.pick is not None:
                 why = reply.text if reply is not None and not reply.pick else "name the skill: /skill NAME"

@@ -282,7 +282,7 @@ class OwlApp(MainScreenActions, App[int]):
         if self.boot is not None:  # the first frame: typing and quitting only
             return action not in ("command_palette", "focus_approval")
         if action == "focus_approval":
-            return bool(self.runtime.approvals.pending())  # shown in the footer only while one waits
+            return self.something_to_answer()  # shown in the footer only while one waits
         return True
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:

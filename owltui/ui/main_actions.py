@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from owltui.ui.control.app_api import OwlAppApi
+    from owltui.ui.widgets.elicit_prompt import ElicitPrompt
     from owltui.ui.widgets.prompt_input import PromptInput
     from owltui.ui.widgets.tool_block import ApprovalPrompt, ToolBlock
 
@@ -24,6 +25,12 @@ class MainScreenActions:
         from owltui.ui.control import actions
 
         return actions.busy(self)
+
+    def something_to_answer(self: OwlAppApi) -> bool:
+        """An approval or an MCP server's question waits (Ctrl+G reaches it)."""
+        from owltui.ui.control.elicit_ui import waiting
+
+        return bool(self.runtime.approvals.pending() or waiting(self))
 
     def action_focus_approval(self: OwlAppApi) -> None:
         from owltui.ui.control import actions
@@ -100,6 +107,11 @@ class MainScreenActions:
     def on_approval_prompt_decided(self: OwlAppApi, msg: ApprovalPrompt.Decided) -> None:
         self.input.focus()
         self.show_later(self.commands.call("approve", call_id=msg.call_id, decision=msg.decision))
+
+    def on_elicit_prompt_answered(self: OwlAppApi, msg: ElicitPrompt.Answered) -> None:
+        from owltui.ui.control.elicit_ui import answer
+
+        answer(self, msg)
 
     def on_tool_block_approval_closed(self: OwlAppApi, _msg: ToolBlock.ApprovalClosed) -> None:
         self.input.focus()

@@ -340,6 +340,8 @@ def run_plain(options: Options, prompt: str | None = None) -> int:
 
         print(f"owltui: {Redactor.from_env(os.environ, [options.base_url]).scrub(str(exc))}", file=sys.stderr)
         return 1
+    if runtime.mcp is not None:  # line mode cannot show an MCP server's question: declined
+        runtime.mcp.requests.asker = None
     from owltui.session.paths import data_dir
 
     repl = PlainRepl(runtime, history_file=data_dir(runtime.env) / "plain_history")

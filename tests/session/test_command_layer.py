@@ -59,6 +59,7 @@ RPC = [
     "clear_requirement",
     "approve",
     "plan_answer",  # plan mode (section 7)
+    "mcp_elicitation_answer",
     "get_state",
     "checkpoints",
     "rewind",

@@ -348,9 +348,12 @@ def test_results_as_text() -> None:
     assert not out.is_error and out.details == {"mcp_server": "srv", "mcp_tool": "tool"}
     lines = out.content.split("\n")
     assert lines[0] == "hello"
-    assert lines[1].startswith("[image image/png, 2.9 KB: not shown") and "as text" in lines[1]
+    assert (
+        lines[1]
+        == "[image (image/png, 2.9 KB) not attached: the image is not a PNG, JPEG, GIF or WebP image.]"
+    )
     assert lines[2].startswith("[audio audio/wav, 3 bytes")
-    assert lines[3] == "[resource link: file:///x.txt (a file)]"
+    assert lines[3].startswith("[resource link: file:///x.txt (a file); read it with mcp_read_resource")
     assert lines[4:6] == ["[resource mem://a]", "inline"]
     assert lines[6].startswith("[resource mem://b: application/zip, 3 bytes")
     assert json.loads("\n".join(lines[7:])) == {"a": 1}
@@ -444,7 +447,8 @@ def test_wiring_source_question_and_rule_verdicts(ws: Path, tmp_path: Path) -> N
     q = question(src)
     assert q is not None and "time" in q and "Use them in this workspace?" in q
     assert status(None) == [] and "No MCP servers" in describe(None)
-    assert status(src) == [{"name": "mine", "state": "pending", "tools": []}]
+    assert status(src)[0] == {"name": "mine", "state": "pending", "tools": []}
+    assert [(e["name"], e["state"]) for e in status(src)[1:]] == [("time", "awaiting_approval")]
     assert rule_verdict("mcp__a__b", ["a/*"], []) == "allow"
     assert rule_verdict("mcp__a__b", ["a/*"], ["a/b"]) == "deny"
     assert rule_verdict("mcp__a__b", [], []) is None and rule_verdict("bash", ["*"], []) is None

@@ -214,6 +214,9 @@ class OwlAgent:
             from owltui.modes.acp.editor_fs import EditorFiles, install_editor_files
 
             install_editor_files(runtime, EditorFiles(self.conn, session.session_id))
+        from owltui.modes.acp.elicit import install_acp_asker
+
+        install_acp_asker(runtime, self.conn, session.session_id, self.caps)  # MCP servers' questions
         self.sessions[session.session_id] = session
         conn = self.conn
 

@@ -109,6 +109,7 @@ class AcpSession:
         self.usable = anyio.Event()  # the start-up questions are answered: prompts may run
         self.opened = anyio.Event()
         self.closed = anyio.Event()
+        self._prompts_awaited = False  # a second commands update waits for the MCP prompt lists
         self.finished = anyio.Event()
         self.stopped = anyio.Event()  # the current run has stopped (set again for each run)
         self.stopped.set()
@@ -211,6 +212,18 @@ class AcpSession:
         self.put(
             AvailableCommandsUpdate(session_update="available_commands_update", available_commands=listed)
         )
+        mcp = self.runtime.mcp
+        if mcp is not None and not self._prompts_awaited:  # MCP prompts join once their servers list them
+            self._prompts_awaited = True
+            from owltui.tools.mcp.catalog.index import catalog_of
+
+            gathered = catalog_of(mcp).gathered
+
+            async def again() -> None:
+                await gathered.wait()
+                self.send_commands()
+
+            self.spawn(again)
 
     def config_options(self) -> list[Any]:
         """The options, as a response gives them (later changes are told against these)."""

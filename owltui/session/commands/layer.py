@@ -91,7 +91,7 @@ class Commands:
         if parsed is None:
             return None
         name, rest = parsed
-        cmd = BY_SLASH.get(name) or self.custom.get(name)
+        cmd = BY_SLASH.get(name) or self._custom(name)
         if cmd is None:
             return self._unknown(name, rest)
         if not cmd.offered_by(self.ctx.front):
@@ -127,7 +127,16 @@ class Commands:
     def custom_named(self, text: object) -> Command | None:
         """The custom command ``text`` (``/NAME args``) names, if any."""
         parsed = split_slash(text) if isinstance(text, str) else None
-        return self.custom.get(parsed[0]) if parsed is not None else None
+        return self._custom(parsed[0]) if parsed is not None else None
+
+    def _custom(self, name: str) -> Command | None:
+        """A custom command, else an MCP prompt's (``mcp_prompts``: offered once listed)."""
+        from owltui.session.custom_commands.mcp_prompts import mcp_commands
+
+        found = self.custom.get(name)
+        if found is None and name.startswith("mcp__"):
+            found = next((c for c in mcp_commands(self.ctx.host.mcp) if c.slash == name), None)
+        return found
 
     def _custom_prompt(self, fields: Mapping[str, Any]) -> Reply | None:
         """A ``prompt`` whose text is ``/NAME args`` for a custom command runs that command."""
@@ -166,7 +175,7 @@ class Commands:
 
     def call(self, name: str, **fields: Any) -> Reply:
         """Run a command by its slash or RPC name (a key, a picker's choice)."""
-        cmd = BY_SLASH.get(name) or BY_RPC.get(name) or self.custom.get(name)
+        cmd = BY_SLASH.get(name) or BY_RPC.get(name) or self._custom(name)
         if cmd is None:
             raise KeyError(f"no command {name!r}")
         return self._run(cmd, fields)

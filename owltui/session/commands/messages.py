@@ -33,12 +33,34 @@ def _sent(expansion: Expansion, data: dict[str, Any] | None = None) -> Reply:
     return Reply(expansion.summary(), "warning" if failed else "info", data=data)
 
 
+def _resources(ctx: Context, text: str, sent: Expansion, lane: QueueLane | None) -> Reply | None:
+    """A message with ``@server:uri`` mentions: sent once the resources are read (in the background)."""
+    from owltui.session.input.mention_resources import drop_path_notes, resource_mentions, with_resources
+
+    found = resource_mentions(ctx.host.mcp, text)
+    if found is None:
+        return None
+    from owltui.session.custom_commands.mcp_prompts import deliver, in_background
+
+    catalog, mentions = found
+    drop_path_notes(sent, mentions)
+
+    async def work() -> Reply:
+        full, images, line, failed = await with_resources(ctx.host.agent, sent, catalog, mentions)
+        return deliver(ctx, full, images, lane, line, failed)
+
+    return in_background(ctx, "resource mentions", work)
+
+
 def prompt(ctx: Context, a: Args) -> Reply:
     agent = ctx.host.agent
     lane: QueueLane | None = a["as"]
     if agent.running and lane is None:
         raise CommandError('a run is in progress: send it with "as": "steer" or "follow_up", or abort first')
     sent = _mentions(ctx, a["text"])
+    resources = _resources(ctx, a["text"], sent, lane)
+    if resources is not None:
+        return resources
     if not agent.running and agent.prompt(sent.message()):
         return _sent(sent)
     if lane is None:

@@ -95,7 +95,7 @@ class Arg:
     (else false, "" or None)."""
 
     name: str
-    type: Literal["text", "str", "bool"] = "text"
+    type: Literal["text", "str", "bool", "object"] = "text"  # object: a JSON object (RPC only)
     required: bool = True
     choices: tuple[str, ...] = ()
     metavar: str = ""
@@ -114,6 +114,9 @@ class Arg:
         elif self.type == "bool":
             if not isinstance(value, bool):
                 raise CommandError(self._expected())
+        elif self.type == "object":
+            if not isinstance(value, dict):
+                raise CommandError(f"'{self.name}' must be an object")
         elif not isinstance(value, str) or (self.type == "text" and not value.strip()):
             raise CommandError(self._expected())
         return value

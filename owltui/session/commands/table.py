@@ -30,7 +30,7 @@ from owltui.session.commands.controls import (
     resume,
     steering,
 )
-from owltui.session.commands.mcp import mcp, mcp_status
+from owltui.session.commands.mcp import MCP_ACTIONS, NAME, mcp, mcp_status
 from owltui.session.commands.messages import STEER_OR_FOLLOW_UP, abort, lane_push, prompt, shell, steer_now
 from owltui.session.commands.models import model, pick_model
 from owltui.session.commands.queue import queue_edit, queue_list, queue_move, queue_remove
@@ -48,7 +48,9 @@ from owltui.session.commands.spec import (
 )
 from owltui.session.commands.switching import QUEUE_CHOICES, new, pick_new, pick_session, sessions
 from owltui.session.commands.upkeep import compact, init
+from owltui.session.custom_commands.mcp_prompts import McpPromptCommand, mcp_commands, prompts_help
 from owltui.session.hook_commands import hooks
+from owltui.session.mcp_elicit_commands import MCP_ELICIT_COMMANDS
 from owltui.session.plan_commands import PLAN_COMMANDS
 from owltui.session.skill_commands import pick_skill, skill, skills_list
 
@@ -231,6 +233,7 @@ COMMANDS: tuple[Command, ...] = (
         "`.owltui/permissions.toml`. `ok: false` if no such request is waiting.",
     ),
     *PLAN_COMMANDS,
+    *MCP_ELICIT_COMMANDS,
     Command(
         "running, paused, queue, session, model, requirement, approvals, jobs, usage",
         get_state,
@@ -321,10 +324,10 @@ COMMANDS: tuple[Command, ...] = (
         ),
     ),
     Command(
-        "MCP servers, their state and tools; approve or decline this workspace's .mcp.json",
+        "MCP servers, their state and tools; approve or decline this workspace's .mcp.json; log in or out",
         mcp,
         slash="mcp",
-        args=(Arg("action", required=False, choices=("approve", "decline"), metavar="approve|decline"),),
+        args=(Arg("action", required=False, choices=MCP_ACTIONS, metavar="|".join(MCP_ACTIONS)), NAME),
     ),
     Command(
         "the hooks configured (file, event, matcher, command); approve or decline the project's hooks",
@@ -354,8 +357,8 @@ COMMANDS: tuple[Command, ...] = (
         get_commands,
         rpc="get_commands",
         doc="Response carries `commands`: `[{name, description, argument_hint?, source}]`, the slash "
-        "commands in `/help`'s order; `source` is `builtin`, `project` or `user` (a custom command "
-        'file: see "Custom commands" below). A custom one runs as `prompt` with `"text": "/NAME args"`.',
+        "commands in `/help`'s order; `source` is `builtin`, `project`, `user` (a custom command file: see "
+        '"Custom commands" below) or `mcp` (an MCP prompt); these run as `prompt`, `"text": "/NAME args"`.',
     ),
     Command(
         "leave OwlTUI",
@@ -369,7 +372,8 @@ COMMANDS: tuple[Command, ...] = (
 
 def slash_commands(ctx: Context) -> list[Command]:
     """The slash commands this front end offers, in order."""
-    return [c for c in (*COMMANDS, *ctx.custom) if c.slash is not None and c.offered_by(ctx.front)]
+    offered = (*COMMANDS, *ctx.custom, *mcp_commands(ctx.host.mcp))  # MCP prompts once listed
+    return [c for c in offered if c.slash is not None and c.offered_by(ctx.front)]
 
 
 def rpc_commands() -> list[Command]:
@@ -379,6 +383,7 @@ def rpc_commands() -> list[Command]:
 INPUT_HELP = """\
 Input:
   @PATH                           attach a file or a directory listing (@"name with spaces")
+  @SERVER:URI                     attach a resource of a connected MCP server
   !COMMAND                        run a shell command; the model sees it with your next message
   //text, !!text                  send text starting with / or ! as a message"""
 
@@ -387,7 +392,7 @@ def help_text(ctx: Context) -> str:
     offered = slash_commands(ctx)
     mine = {id(c) for c in ctx.custom}
     custom = [c for c in offered if id(c) in mine]
-    listed = help_lines([c for c in offered if id(c) not in mine])
+    listed = help_lines([c for c in offered if id(c) not in mine and not isinstance(c, McpPromptCommand)])
     if custom:
         listed += "\n\n" + help_lines(custom, "Custom commands (.owltui/commands/, config dir commands/):")
-    return listed + "\n\n" + INPUT_HELP
+    return listed + prompts_help(offered) + "\n\n" + INPUT_HELP

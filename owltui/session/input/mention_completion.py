@@ -1,17 +1,22 @@
 """Completion of ``@`` mentions: ``MentionCompleter`` ranks the workspace's files (ripgrep's list,
 the ignore rules applied, read-denied files left out) and their directories for a partly typed
 mention, with rapidfuzz's scorers plus bonuses for a matching file name, prefix or substring
-(``rank_paths``, over a ``PathIndex`` prepared once)."""
+(``rank_paths``, over a ``PathIndex`` prepared once), and beside them the resources of connected MCP
+servers as ``server:uri`` (``resources``: first when what is typed starts a server's name)."""
 
 from __future__ import annotations
 
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from owltui.session.input.mentions import ReadFilter
+
+if TYPE_CHECKING:
+    from owltui.tools.mcp.source import McpSource
 
 PRE_RANK = 2000  # completion candidates scored in full
 # paths a regex pass covers: a pass holds the GIL (the event loop's thread waits for it), ~2 ms for
@@ -114,8 +119,15 @@ class MentionCompleter:
     calls it in a worker thread or through ``load()``). Ranking is blocking too (tens of milliseconds
     on 100,000 paths): a front end calls ``rank`` in a worker thread."""
 
-    def __init__(self, workspace: Path, read_filter: ReadFilter | None = None, ttl: float = 10.0) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        read_filter: ReadFilter | None = None,
+        ttl: float = 10.0,
+        mcp: Callable[[], McpSource | None] | None = None,
+    ) -> None:
         self.workspace = workspace
+        self.mcp = mcp  # the session's MCP servers: their listed resources are offered as server:uri
         self.read_filter = read_filter
         self.ttl = ttl
         self._index: PathIndex | None = None
@@ -161,7 +173,22 @@ class MentionCompleter:
         before the first ``refresh``)."""
         with self._lock:
             index = self._index
-        return rank_paths(prefix, index, limit) if index is not None else []
+        return self._with_resources(
+            prefix, rank_paths(prefix, index, limit) if index is not None else [], limit
+        )
+
+    def _with_resources(self, prefix: str, files: list[str], limit: int) -> list[str]:
+        from owltui.session.input.mention_resources import resource_candidates
+
+        found = resource_candidates(self.mcp()) if self.mcp is not None else []
+        if not found:
+            return files
+        server = prefix.split(":", 1)[0].lower()
+        first = bool(server) and any(r.lower().startswith(server) for r in found)
+        ranked = rank_paths(prefix, found, limit) if prefix else found[:limit]
+        if first or ":" in prefix:
+            return (ranked + files)[:limit]
+        return (files[: limit - min(len(ranked), limit // 4)] + ranked)[:limit]
 
     def paths(self) -> list[str]:
         return self._current().paths
@@ -174,4 +201,4 @@ class MentionCompleter:
 
     def complete_mentions(self, prefix: str, limit: int = 20) -> list[str]:
         """Paths for a mention typed so far (``prefix``: the text after ``@``), best first."""
-        return rank_paths(prefix, self._current(), limit)
+        return self._with_resources(prefix, rank_paths(prefix, self._current(), limit), limit)

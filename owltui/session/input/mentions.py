@@ -53,7 +53,7 @@ TRAILING = ".,;:!?)]}>'\""  # may end a sentence after an unquoted mention
 
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.S)
 _AT = re.compile(r"(?<!\S)@")
-_BLOCK_START = re.compile(r'\n\n<(file|directory) path="')
+_BLOCK_START = re.compile(r'\n\n<(?:(?:file|directory) path|resource uri)="')  # resource: @server:uri
 
 Kind = Literal["file", "directory"]
 
@@ -286,7 +286,8 @@ def split_attachments(text: str) -> tuple[str, list[str]]:
     if m is None:
         return text, []
     head, tail = text[: m.start()], text[m.start() + 2 :]
-    blocks = re.split(r'\n\n(?=<(?:file|directory) path=")', tail)
-    if not all(re.match(r'<(file|directory) path="[^"]*">\n.*\n</\1>\Z', b, re.S) for b in blocks):
+    blocks = re.split(r'\n\n(?=<(?:(?:file|directory) path|resource uri)=")', tail)
+    shape = r'<(file|directory) path="[^"]*">\n.*\n</\1>\Z|<resource uri="[^"]*"[^>\n]*>\n.*\n</resource>\Z'
+    if not all(re.match(shape, b, re.S) for b in blocks):
         return text, []
     return head, blocks

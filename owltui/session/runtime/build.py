@@ -242,8 +242,12 @@ def build_runtime(
             task_source(lambda: runtime.agent.config.model, builtin.tools(), workspace),
         ]
         runtime.mcp = _mcp_source(config, options, env, warn, sandbox)
+        if runtime.mcp is not None and options.interactive:  # else the [mcp] elicitation policy
+            runtime.mcp.requests.ask_through(emitter.emit)
         if runtime.mcp is not None:
-            sources.append(runtime.mcp)
+            from owltui.tools.mcp.catalog.index import catalog_of
+
+            sources += [runtime.mcp, catalog_of(runtime.mcp)]  # resources and prompts beside tools
             agent.before_first_run = runtime.fix_tools  # MCP tools join before the first request
     else:
         sources = [StaticSource("given", tools)]

@@ -129,7 +129,7 @@ class Runtime:
         from owltui.session.input.mention_completion import MentionCompleter
 
         denied = self.permissions.read_denied if self.permissions is not None else None
-        return MentionCompleter(self.workspace, denied)
+        return MentionCompleter(self.workspace, denied, mcp=lambda: self.mcp)  # and MCP resources
 
     def saved_sessions(self) -> list[SessionInfo]:
         """This directory's saved sessions, newest first (``/sessions``)."""
@@ -283,12 +283,12 @@ class Runtime:
         return True
 
     async def fix_tools(self) -> None:
-        """Before the first request: wait (bounded) for the MCP servers, then fix the tool list
-        for the session, sorted, so every request keeps the cached prefix."""
-        from owltui.session.runtime.sources import collect_tools
+        """Before the first request: wait (bounded) for the MCP servers, then take the sorted tools."""
+        from owltui.session.runtime.sources import collect_tools, follow_mcp
 
         if self.mcp is not None:
             await self.mcp.wait_ready()
+            follow_mcp(self.agent, self.mcp, self.sources)  # later changes: at turn boundaries
         self.agent.config.set_tools(collect_tools(self.sources))
 
     def add_sources(self, sources: Sequence[ToolSource]) -> None:

@@ -4,16 +4,22 @@ A source hands the runtime its tools once, before the first request (the tool li
 session so every request keeps the cached prefix), is started in the runtime's task group (an MCP
 source connects its servers there, in the background) and closed when the runtime closes. The
 built-in tools and the ``task`` subagent are the first two sources; MCP servers are the next.
+After that first list, MCP is the one source whose tools change (``follow_mcp``): a server approved
+later, or one whose list changed, joins at a turn boundary, never within a run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from owltui.agent.model import Model
 from owltui.agent.tool import Tool
+
+if TYPE_CHECKING:
+    from owltui.agent.agent import Agent
+    from owltui.tools.mcp.source import McpSource
 
 
 @runtime_checkable
@@ -76,3 +82,17 @@ def collect_tools(sources: Sequence[ToolSource]) -> list[Tool]:
                 raise ValueError(f"two tools are named {tool.name!r} (the second from {source.name})")
             tools[tool.name] = tool
     return [tools[name] for name in sorted(tools)]
+
+
+def follow_mcp(agent: Agent, mcp: McpSource, sources: Sequence[ToolSource]) -> None:
+    """From now on, when ``mcp`` says its tools changed, take the tool list again when no run is
+    going: at once, or when the current run ends (every request of a turn carries one list)."""
+    if mcp.on_change is not None:
+        return
+
+    def changed() -> None:
+        if not agent.running and mcp.refresh():
+            agent.config.set_tools(collect_tools(sources))
+
+    mcp.on_change = changed
+    agent.on_running(lambda running: None if running else changed())

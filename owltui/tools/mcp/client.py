@@ -8,7 +8,8 @@ on the start-up path. The SDK's own log records are kept off the terminal (a Nul
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+import os
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -21,6 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from owltui.tools.mcp.config import ServerSpec
 from owltui.tools.mcp.launch import Launch
+from owltui.tools.mcp.requests.handlers import McpRequests
 from owltui.tools.mcp.schema import SchemaProblem, check_schema
 from owltui.tools.mcp.stdio import StdioTransport
 
@@ -40,24 +42,59 @@ def stdio_transport(spec: ServerSpec, env: dict[str, str], launch: Launch) -> St
 
 
 class HttpTransport:
-    """Streamable HTTP with the configured headers on every request (auth). Remembers the last HTTP
-    error status (the SDK turns a 401 into a generic JSON-RPC error) for the failure message."""
+    """Streamable HTTP with the configured headers on every request, and OAuth (``auth``) for a
+    server that asks for it and has no static ``Authorization`` header. Remembers the last HTTP
+    error status (the SDK turns a 401 into a generic JSON-RPC error) for the failure message, and
+    ``login_needed``: the line saying the server needs ``/mcp login`` (no login may run now)."""
 
-    def __init__(self, url: str, headers: dict[str, str]) -> None:
+    def __init__(
+        self,
+        url: str,
+        headers: dict[str, str],
+        spec: ServerSpec | None = None,
+        env: Mapping[str, str] | None = None,
+        show: Callable[[str], None] | None = None,
+        may_log_in: bool | None = None,
+    ) -> None:
+        """``may_log_in``: a browser login may run now (default: the entry's ``oauth.auto_login``
+        or ``OWLTUI_MCP_AUTO_LOGIN=1``); ``show``: where the login URL is shown."""
         self.url = url
         self.headers = headers
+        self.spec = spec
+        self.env: Mapping[str, str] = env if env is not None else os.environ
+        self.show = show or (lambda _line: None)
+        self.may_log_in = may_log_in
         self.http_error: str | None = None
+        self.login_needed: str | None = None
         self._stack: AsyncExitStack | None = None
 
     async def _seen(self, response: httpx2.Response) -> None:
         if response.status_code >= 400:
             self.http_error = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
 
+    def _needs_login(self, line: str) -> None:
+        self.login_needed = line
+
+    async def _auth(self, stack: AsyncExitStack) -> httpx2.Auth | None:
+        spec = self.spec
+        oauth = spec.oauth if spec is not None else None
+        if spec is None or oauth is None or not oauth.enabled:
+            return None
+        if any(k.lower() == "authorization" for k in self.headers):
+            return None  # a static token is the server's auth
+        from owltui.tools.mcp.auth.connect import open_auth
+
+        return await open_auth(spec, self.env, stack, self.show, self._needs_login, self.may_log_in)
+
     async def __aenter__(self) -> Any:
         async with AsyncExitStack() as stack:
+            auth = await self._auth(stack)
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
-                    headers=self.headers, timeout=HTTP_TIMEOUT, event_hooks={"response": [self._seen]}
+                    headers=self.headers,
+                    timeout=HTTP_TIMEOUT,
+                    auth=auth,
+                    event_hooks={"response": [self._seen]},
                 )
             )
             streams = await stack.enter_async_context(streamable_http_client(self.url, http_client=http))
@@ -69,14 +106,57 @@ class HttpTransport:
         return await stack.__aexit__(*exc) if stack is not None else None
 
 
-def http_transport(url: str, headers: dict[str, str]) -> HttpTransport:
-    return HttpTransport(url, headers)
+def http_transport(
+    spec: ServerSpec, env: Mapping[str, str], show: Callable[[str], None] | None = None
+) -> HttpTransport:
+    """The server's transport; ``show``: where a login URL is shown (see ``auth``)."""
+    return HttpTransport(spec.url, spec.headers, spec, env, show)
 
 
-def make_client(transport: Any, on_message: Callable[[Any], Awaitable[None]]) -> Client:
-    """A client that negotiates the protocol version (``server/discover``, else ``initialize``)."""
+def make_client(
+    transport: Any,
+    on_message: Callable[[Any], Awaitable[None]],
+    requests: McpRequests | None = None,
+    server: str = "",
+) -> Client:
+    """A client that negotiates the protocol version (``server/discover``, else ``initialize``).
+    With ``requests``: it answers elicitation and roots (advertised), and refuses sampling (not
+    advertised) with a reason the server sees."""
     handler: Any = on_message
-    return Client(transport, mode="auto", cache=None, client_info=CLIENT_INFO, message_handler=handler)
+    if requests is None:
+        return Client(transport, mode="auto", cache=None, client_info=CLIENT_INFO, message_handler=handler)
+    return _AnsweringClient(
+        transport,
+        mode="auto",
+        cache=None,
+        client_info=CLIENT_INFO,
+        message_handler=handler,
+        refuse_sampling=requests.refuse_sampling,
+        **requests.callbacks(server),
+    )
+
+
+class _AnsweringClient(Client):
+    """A client whose session refuses sampling with OwlTUI's reason while not advertising it (the
+    SDK advertises sampling whenever it is given a sampling callback)."""
+
+    def __init__(self, *args: Any, refuse_sampling: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._refuse_sampling = refuse_sampling
+
+    async def __aenter__(self) -> Any:
+        entered = await super().__aenter__()
+        session: Any = self.session
+        build = getattr(session, "_build_capabilities", None)
+        if build is not None and hasattr(session, "_sampling_callback"):
+
+            def capabilities(version: str) -> mcp_types.ClientCapabilities:
+                built: mcp_types.ClientCapabilities = build(version)
+                return built.model_copy(update={"sampling": None})
+
+            session._build_capabilities = capabilities
+            session._sampling_callback = self._refuse_sampling
+        return entered
 
 
 class _LenientList(BaseModel):

@@ -12,7 +12,10 @@ The format is the ecosystem's (Claude Code, Cursor, ...)::
 ``env``, ``url`` and ``headers``; an unset variable without a default is a notice naming it (and
 the server) and expands to nothing. Optional per-server keys: ``cwd`` (relative to the workspace;
 without it a stdio server starts in a neutral empty directory, see ``launch``), ``timeout``
-(seconds to connect and list tools), ``tool_timeout`` (seconds per call), ``disabled``.
+(seconds to connect and list tools), ``tool_timeout`` or Codex's ``tool_timeout_sec`` (seconds a
+call may go without an answer or a progress notification; default ``[mcp] tool_timeout``, 60 s),
+``disabled``, and for an
+HTTP server ``oauth`` (its login: ``auth.settings``; ``${VAR}`` expanded in it too).
 
 Which files a session reads and in what order is ``selection``; which workspace files the user
 approved is ``approvals``. Nothing here imports the MCP SDK (it costs about a second): this runs on
@@ -33,8 +36,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from owltui.policy.permissions.mcp_names import server_key
+from owltui.tools.mcp.auth.settings import OAuthSettings, parse_oauth
 
 DEFAULT_STARTUP_TIMEOUT = 15.0
+DEFAULT_TOOL_TIMEOUT = 60.0  # seconds a call may go silent (no answer, no progress): Codex's default
 # what a stdio server inherits of OwlTUI's environment (the SDK's list plus locale, time zone,
 # temp dir); everything else, API keys above all, only if its entry names it in "env"
 INHERITED_ENV = (
@@ -69,9 +74,11 @@ _KNOWN_KEYS = frozenset(
         "headers",
         "timeout",
         "tool_timeout",
+        "tool_timeout_sec",
         "disabled",
         "enabled",
         "description",
+        "oauth",
     }
 )
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamable_http", "streamableHttp"})
@@ -88,6 +95,8 @@ class McpSettings(BaseModel):
     [mcp]
     trust_read_only_hints = false   # true: tools the server marks readOnlyHint run without asking
     startup_timeout = 15            # seconds each server has to start and list its tools
+    tool_timeout = 60               # seconds a call may go without an answer or a progress notice
+    elicitation = "ask"             # a server's question: "ask" | "decline" | "accept-defaults"
     [mcp.servers.time]
     command = "uvx"
     args = ["mcp-server-time"]
@@ -98,6 +107,8 @@ class McpSettings(BaseModel):
     servers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     trust_read_only_hints: bool = False
     startup_timeout: float = Field(default=DEFAULT_STARTUP_TIMEOUT, gt=0)
+    tool_timeout: float = Field(default=DEFAULT_TOOL_TIMEOUT, gt=0)
+    elicitation: Literal["ask", "decline", "accept-defaults"] = "ask"
 
 
 @dataclass
@@ -118,6 +129,7 @@ class ServerSpec:
     tool_timeout: float | None = None
     shown: str = ""  # command and args, or the URL, as written (before ${VAR} expansion: no secrets)
     confined: bool = False  # defined by a file in the workspace: runs under the sandbox (``launch``)
+    oauth: OAuthSettings | None = None  # an HTTP server's login settings (``auth.settings``)
 
     def describe(self) -> str:
         return self.shown or (" ".join([self.command, *self.args]) if self.transport == "stdio" else self.url)
@@ -149,6 +161,17 @@ def expand(text: str, env: Mapping[str, str], missing: list[str]) -> str:
 
 
 # ---- parsing ---------------------------------------------------------------------------------------
+def _expanded(value: Any, env: Mapping[str, str], missing: list[str]) -> Any:
+    """``value`` with ``${VAR}`` expanded in its strings (the ``oauth`` object's secrets)."""
+    if isinstance(value, str):
+        return expand(value, env, missing)
+    if isinstance(value, dict):
+        return {k: _expanded(v, env, missing) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expanded(v, env, missing) for v in value]
+    return value
+
+
 def _strings(value: Any, what: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str | int | float) for v in value):
         raise ValueError(f"{what} must be a list of strings")
@@ -197,6 +220,8 @@ def parse_server(
     try:
         timeout = _seconds(raw.get("timeout"), "timeout")
         tool_timeout = _seconds(raw.get("tool_timeout"), "tool_timeout")
+        if tool_timeout is None:
+            tool_timeout = _seconds(raw.get("tool_timeout_sec"), "tool_timeout_sec")
         if kind == "stdio":
             command = raw.get("command")
             if not isinstance(command, str) or not command.strip():
@@ -238,6 +263,7 @@ def parse_server(
                 startup_timeout=timeout,
                 tool_timeout=tool_timeout,
                 shown=shown,
+                oauth=parse_oauth(_expanded(raw.get("oauth"), env, missing)),
             )
         elif kind == "sse":
             raise ValueError(

@@ -8,9 +8,12 @@ timeout (measured from ``start``, import included; a server that misses it is a 
 ``tools()`` is empty until every server has connected or failed; then its first call freezes the
 sorted list for the session. The runtime awaits ``wait_ready()`` once, before the session's first
 model request (by then the servers have usually long been up: the user was typing), and takes the
-tools then. A server's ``tools/list_changed`` is noted (one notice) and applies from the next
-session; a server that dies later keeps its tools in the list and its calls answer that it is not
-connected.
+tools then. After that the list changes only at a turn boundary: a server approved later (``/mcp
+approve``) starts at once and, once connected, says so in one notice; a server whose
+``tools/list_changed`` brought a different list says what changed in one notice (an unchanged list
+is silent). Either calls ``on_change``; the runtime then calls ``refresh()`` when no run is going (at
+once, or when the current run ends) and takes the tools again. A server that dies later keeps its
+tools in the list and its calls answer that it is not connected.
 
 One failed server is one warning naming it and why; the others and the session go on. ``status()``
 is the ``/mcp`` listing and the ``mcp_status`` RPC answer. ``aclose()`` closes every connection:
@@ -20,7 +23,7 @@ terminated (see ``stdio``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +32,9 @@ import anyio.abc
 
 from owltui.agent.tool import Tool
 from owltui.tools.mcp.approvals import McpApprovals
-from owltui.tools.mcp.config import DEFAULT_STARTUP_TIMEOUT, ServerSpec
+from owltui.tools.mcp.config import DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerSpec
 from owltui.tools.mcp.launch import Launch
+from owltui.tools.mcp.requests.handlers import McpRequests
 from owltui.tools.mcp.server import McpServer, Warn
 
 CLOSE_WITHIN = 5.0  # aclose waits at most this long for every server to go away
@@ -58,6 +62,7 @@ class McpSource:
         trust_read_only_hints: bool = False,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
         launch: Launch | None = None,
+        tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
         import os
 
@@ -67,7 +72,10 @@ class McpSource:
         self.warn = warn or _stderr_warn
         self.trust_read_only_hints = trust_read_only_hints
         self.startup_timeout = startup_timeout
+        self.tool_timeout = tool_timeout
+        self.on_change: Callable[[], None] | None = None  # the kept list may be refreshed (runtime)
         self.servers: list[McpServer] = []
+        self.requests = McpRequests(workspace)  # elicitation, roots, sampling (the session sets the asker)
         self.approvals: McpApprovals | None = None  # where /mcp approve records (wiring.mcp_source)
         self._frozen: list[Tool] | None = None
         self._ready = anyio.Event()
@@ -151,31 +159,82 @@ class McpSource:
         if self.ready:
             self._ready.set()
 
+    def _server(self, spec: ServerSpec) -> McpServer:
+        server = McpServer(
+            spec,
+            workspace=self.workspace,
+            env=self.env,
+            warn=self.warn,
+            trust_read_only=self.trust_read_only_hints,
+            startup_timeout=self.startup_timeout,
+            launch=self.launch,
+            tool_timeout=self.tool_timeout,
+            on_tools=self._server_tools,
+        )
+        server.requests = self.requests
+        return server
+
+    def _server_tools(self, server: McpServer, change: str) -> None:
+        """A server connected (``change`` empty) or listed different tools. Before the list is
+        fixed nothing needs saying: the first request takes them."""
+        if self._frozen is None or server not in self.servers:
+            return
+        if change:
+            self.warn(
+                f"MCP server '{server.name}' changed its tools ({change}): the new list applies "
+                "from the next turn"
+            )
+        else:
+            n = len(server.tools)
+            self.warn(
+                f"MCP server '{server.name}' connected: its {n} tool{'s' if n != 1 else ''} "
+                f"{'are' if n != 1 else 'is'} available from the next turn"
+            )
+        if self.on_change is not None:
+            self.on_change()
+
+    def refresh(self) -> bool:
+        """At a turn boundary (no run going): take every server's current tools as the kept list.
+        True when it differs from the list kept so far (the caller takes the tools again)."""
+        if self._frozen is None:
+            return False
+        tools = sorted((t for s in self.servers for t in s.tools), key=lambda t: t.name)
+        if [id(t) for t in tools] == [id(t) for t in self._frozen]:
+            return False
+        self._frozen = list(tools)
+        return True
+
     def add_servers(self, specs: Sequence[ServerSpec]) -> bool:
-        """Add servers (e.g. a ``.mcp.json`` the user just approved). They join this session when the
-        tool list is not frozen yet (returns True), else the next one (False, nothing started)."""
-        if self._frozen is not None or self._closed:
+        """Add servers (e.g. a ``.mcp.json`` the user just approved) and start them now. Before the
+        tool list is fixed they join the first request; after it, the next turn once they connect
+        (``on_change``). False: the source is closed (nothing started)."""
+        if self._closed:
             return False
         known = {s.spec.key for s in self.servers}
-        new = [
-            McpServer(
-                spec,
-                workspace=self.workspace,
-                env=self.env,
-                warn=self.warn,
-                trust_read_only=self.trust_read_only_hints,
-                startup_timeout=self.startup_timeout,
-                launch=self.launch,
-            )
-            for spec in specs
-            if spec.key not in known
-        ]
+        new = [self._server(spec) for spec in specs if spec.key not in known]
         if new and self._ready.is_set():
             self._ready = anyio.Event()
         self.servers.extend(new)
         if self._tg is not None:
             for server in new:
                 self._launch(server)
+        self._check_ready()
+        return True
+
+    def restart(self, name: str) -> bool:
+        """Connect the server ``name`` again (after ``/mcp login``): a new connection takes the old
+        one's place. Its tools join as those of a server added now do. False: no such server, or the
+        source is not running."""
+        found = [s for s in self.servers if s.name == name]
+        if not found or self._closed or self._tg is None:
+            return False
+        old = found[0]
+        old.stop()
+        new = self._server(old.spec)
+        self.servers[self.servers.index(old)] = new
+        if self._ready.is_set():
+            self._ready = anyio.Event()
+        self._launch(new)
         self._check_ready()
         return True
 
@@ -201,35 +260,59 @@ class McpSource:
 
     # ---- what /mcp and mcp_status show -----------------------------------------------------------
     def status(self) -> list[dict[str, Any]]:
-        """``[{name, state, tools, error?}]``: ``tools`` the names the model calls (after the freeze:
-        those in the session's list)."""
+        """``[{name, state, tools, error?, joining?}]``: ``state`` pending (configured, not started),
+        connecting, connected, failed or closed (stopped); ``tools`` the names the model calls (after
+        the freeze: those in the session's list); ``joining`` the tools that join at the next turn."""
         frozen = {t.name for t in self._frozen} if self._frozen is not None else None
         out: list[dict[str, Any]] = []
         for server in self.servers:
             names = [t.name for t in server.tools if frozen is None or t.name in frozen]
             entry: dict[str, Any] = {"name": server.name, "state": server.state, "tools": names}
+            joining = [t.name for t in server.tools if frozen is not None and t.name not in frozen]
+            if joining and server.state == "connected":
+                entry["joining"] = joining
             if server.error:
                 entry["error"] = server.error
             out.append(entry)
         return out
 
     def describe(self) -> str:
-        """``/mcp``: one block per server (state, where it runs, its tools)."""
+        """``/mcp``: one block per server (its state in words, where it runs, its tools)."""
         if not self.servers:
             return "No MCP servers are configured (.mcp.json, [mcp.servers.NAME] or --mcp-config FILE)."
         lines: list[str] = []
         for server, entry in zip(self.servers, self.status(), strict=True):
             spec = server.spec
             where = f"{spec.transport}: {spec.describe()}; from {spec.origin}"
-            lines.append(f"{server.name}: {entry['state']} ({where})")
+            lines.append(f"{server.name}: {state_words(entry, self.frozen)} ({where})")
             if entry.get("error"):
                 lines.append(f"  error: {entry['error']}")
-            if server.list_changed:
-                lines.append("  its tools changed: the new list applies from the next session")
+            if server.hidden:
+                lines.append(
+                    f"  not offered (task-only tools; OwlTUI runs no tasks): {', '.join(server.hidden)}"
+                )
             for tool in server.tools:
                 if tool.name in entry["tools"]:
                     free = "  (read-only: runs without asking)" if tool.read_only else ""
                     lines.append(f"  {tool.name}{free}")
-        if not self.ready:
+            for name in entry.get("joining", []):
+                lines.append(f"  {name}  (from the next turn)")
+        if not self.ready and not self.frozen:
             lines.append("(still starting: the tool list is fixed before the first request)")
         return "\n".join(lines)
+
+
+def state_words(entry: Mapping[str, Any], frozen: bool) -> str:
+    """A server's ``status`` entry's state as ``/mcp`` says it."""
+    state = entry["state"]
+    if state == "pending":
+        return "configured, not started yet"
+    if state == "connecting":
+        return "starting"
+    if state == "failed":
+        return "failed"
+    if state == "closed":
+        return "stopped"
+    n = len(entry["tools"]) + len(entry.get("joining", []))
+    joins = "; they join at the next turn" if entry.get("joining") and frozen else ""
+    return f"connected, {n} tool{'s' if n != 1 else ''}{joins}"

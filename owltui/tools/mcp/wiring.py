@@ -79,8 +79,10 @@ def mcp_source(
         trust_read_only_hints=settings.trust_read_only_hints,
         startup_timeout=settings.startup_timeout,
         launch=Launch(workspace, neutral_dir(data_dir), server_sandbox(sandbox)),
+        tool_timeout=settings.tool_timeout,
     )
     source.approvals = approvals
+    source.requests.policy = settings.elicitation
     return source
 
 
@@ -95,7 +97,7 @@ def question(source: McpSource) -> str | None:
 
 def decide(source: McpSource, approved: bool) -> str:
     """``/mcp approve`` and ``/mcp decline``: remember the answer for the workspace's ``.mcp.json``
-    and, when approved before the tool list was fixed, start its servers in this session."""
+    and, when approved, start its servers now (their tools join at the next turn boundary)."""
     approvals = source.approvals
     if approvals is None:
         return "MCP approvals are not available here."
@@ -113,21 +115,58 @@ def decide(source: McpSource, approved: bool) -> str:
     for notice in notices:
         source.warn(notice)
     names = ", ".join(s.name for s in servers) or "none"
-    if source.add_servers(servers):
-        return f"Approved {found.path}: starting its MCP servers ({names})."
-    return (
-        f"Approved {found.path}: its MCP servers ({names}) start with the next session (this "
-        "session's tool list is already fixed)."
-    )
+    if not servers:
+        return f"Approved {found.path}: it names no MCP server that can be started."
+    if not source.add_servers(servers):
+        return f"Approved {found.path}: its MCP servers ({names}) start with the next session."
+    if source.frozen:
+        return (
+            f"Approved {found.path}: starting its MCP servers ({names}) now; each one's tools join "
+            "at the next turn once it connects (a notice says so)."
+        )
+    return f"Approved {found.path}: starting its MCP servers ({names})."
+
+
+NONE = "No MCP servers are configured (.mcp.json, [mcp.servers.NAME] or --mcp-config FILE)."
+
+
+def awaiting(source: McpSource) -> list[dict[str, Any]]:
+    """The workspace ``.mcp.json``'s servers that wait for ``/mcp approve`` (never decided on this
+    content, or declined), as ``status`` entries with the state ``awaiting_approval`` or
+    ``declined``; a file that cannot be used is one entry with the state ``failed``."""
+    found = project_file(source.workspace, source.approvals)
+    if found is None or found.decision is True:
+        return []
+    if found.error is not None:
+        return [{"name": found.path.name, "state": "failed", "tools": [], "error": found.error}]
+    running = {s.name for s in source.servers}
+    state = "declined" if found.decision is False else "awaiting_approval"
+    return [
+        {"name": name, "state": state, "tools": [], "file": str(found.path), "approve": "/mcp approve"}
+        for name in found.servers
+        if name not in running
+    ]
 
 
 def status(source: McpSource | None) -> list[dict[str, Any]]:
-    """The ``mcp_status`` RPC answer's ``servers``."""
-    return source.status() if source is not None else []
+    """The ``mcp_status`` RPC answer's ``servers``: the source's, then those awaiting approval."""
+    return [*source.status(), *awaiting(source)] if source is not None else []
 
 
 def describe(source: McpSource | None) -> str:
-    """``/mcp``: servers, state, tools."""
+    """``/mcp``: servers, state, tools; a ``.mcp.json`` not approved yet is listed with the command
+    that approves it."""
     if source is None:
-        return "No MCP servers are configured (.mcp.json, [mcp.servers.NAME] or --mcp-config FILE)."
-    return source.describe()
+        return NONE
+    lines = [source.describe()] if source.servers else []
+    waiting = awaiting(source)
+    if waiting and waiting[0]["state"] == "failed":
+        lines.append(f"{waiting[0]['name']}: cannot be used: {waiting[0]['error']}")
+    elif waiting:
+        where = waiting[0]["file"]
+        names = ", ".join(e["name"] for e in waiting)
+        if waiting[0]["state"] == "declined":
+            lines.append(f"{where}: declined, not started ({names}); /mcp approve starts them")
+        else:
+            lines.append(f"{where}: awaiting approval ({names}); /mcp approve starts them now, /mcp decline")
+    return "\n".join(lines) if lines else NONE

@@ -42,7 +42,10 @@ def focus_approval(app: OwlAppApi) -> None:
             return
         prompts = later
     if not prompts:
-        app.input.focus()
+        from owltui.ui.control.elicit_ui import focus_question
+
+        if not focus_question(app):
+            app.input.focus()
         return
     target = prompts[0]
     target.arm()

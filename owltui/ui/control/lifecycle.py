@@ -108,6 +108,9 @@ class Lifecycle:
             from owltui.ui.control.plan_review import plan_changed
 
             self._unsubscribe.append(rt.plans.subscribe(lambda a, p: plan_changed(app, a, p)))
+        from owltui.ui.control.elicit_ui import watch_elicitations
+
+        self._unsubscribe += watch_elicitations(app)  # MCP servers' questions
         self._unsubscribe.append(watch_interrupts(app))  # what still runs after an abort
         rt.requirement.subscribe(p.requirement_changed)
         app.agent.on_running(lambda _running: p.redraw_status())

@@ -1,0 +1,1 @@
+"""Tests of what MCP servers ask of OwlTUI: elicitation, roots, sampling."""

@@ -1,0 +1,1 @@
+"""MCP resources and prompts against the reference server-everything over stdio."""
