@@ -1,7 +1,8 @@
-"""Elicitation and roots against server-everything over stdio, through the real runtime: a scripted
+"""Elicitation and roots against server-everything, through the real runtime: a scripted
 model calls the server's tools, which ask OwlTUI; the answer comes from the session's asker (or
 the policy). server-everything registers these tools only for a client that advertises the
-capability, so their presence proves the advertisement."""
+capability, so their presence proves the advertisement. A form accepted and one declined, and the roots,
+over stdio and Streamable HTTP (the ``everything`` fixture); the rest over stdio."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ def script(*calls: Call) -> ScriptedModel:
     return ScriptedModel([Step(calls=[c]) for c in calls] + [Step(text="done")])
 
 
-async def test_a_form_is_asked_and_the_validated_answer_reaches_the_server(tmp_path: Path) -> None:
+async def test_a_form_is_asked_and_the_validated_answer_reaches_the_server(
+    tmp_path: Path, everything: dict[str, Any]
+) -> None:
     asked: list[Question] = []
 
     async def asker(question: Question) -> Answer:
@@ -39,7 +42,7 @@ async def test_a_form_is_asked_and_the_validated_answer_reaches_the_server(tmp_p
         return Answer(action="accept", content={"name": "Ada", "check": True, "integer": 7})
 
     model = script(Call(ELICIT, {}, id="e1"))
-    rt = runtime(tmp_path, model)
+    rt = runtime(tmp_path, model, everything)
     async with rt:
         await ready(rt)
         assert rt.mcp is not None
@@ -61,11 +64,13 @@ async def test_a_form_is_asked_and_the_validated_answer_reaches_the_server(tmp_p
     assert "Ada" in got.content and "It was a dark and stormy night." in got.content  # a default filled in
 
 
-async def test_a_declined_form_is_reported_to_the_server_as_declined(tmp_path: Path) -> None:
+async def test_a_declined_form_is_reported_to_the_server_as_declined(
+    tmp_path: Path, everything: dict[str, Any]
+) -> None:
     async def asker(question: Question) -> Answer:
         return Answer(action="decline")
 
-    rt = runtime(tmp_path, script(Call(ELICIT, {}, id="e1")))
+    rt = runtime(tmp_path, script(Call(ELICIT, {}, id="e1")), everything)
     async with rt:
         await ready(rt)
         assert rt.mcp is not None
@@ -128,7 +133,9 @@ async def test_a_url_elicitation_opens_the_url_only_on_consent(tmp_path: Path) -
     assert not got["u2"].is_error
 
 
-async def test_the_workspace_is_the_root_and_a_change_is_announced(tmp_path: Path) -> None:
+async def test_the_workspace_is_the_root_and_a_change_is_announced(
+    tmp_path: Path, everything: dict[str, Any]
+) -> None:
     other = tmp_path / "other"
     other.mkdir()
     model = ScriptedModel(
@@ -139,7 +146,7 @@ async def test_the_workspace_is_the_root_and_a_change_is_announced(tmp_path: Pat
             Step(text="done"),
         ]
     )
-    rt = runtime(tmp_path, model)
+    rt = runtime(tmp_path, model, everything)
     async with rt:
         await ready(rt)
         assert rt.mcp is not None

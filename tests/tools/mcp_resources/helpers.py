@@ -1,10 +1,11 @@
-"""server-everything located through the CI node-tools directory, an ``.mcp.json`` for it, and a
-runtime built the way front ends build it."""
+"""server-everything located through the CI node-tools directory, its ``mcpServers`` entry over
+stdio or Streamable HTTP, an ``.mcp.json`` for it, and a runtime built the way front ends build it."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from owltui.session.runtime.build import build_runtime
 from owltui.session.runtime.options import Options
 from owltui.session.runtime.runtime import Runtime
 from owltui.testing.scripted import ScriptedModel
+from tests.tools.mcp_node import everything_http
 
 ENTRY = Path("node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 
@@ -29,6 +31,27 @@ def everything_argv() -> list[str]:
             pytest.fail(why)
         pytest.skip(why)
     return [str(node), str(entry), "stdio"]
+
+
+TRANSPORTS = ["stdio", "http"]
+
+
+def everything_over(transport: str) -> Iterator[dict[str, Any]]:
+    """The ``mcpServers`` mapping naming server-everything ``everything`` over ``transport``; for
+    ``http`` one server on a free port, alive until the generator is closed."""
+    if transport == "stdio":
+        argv = everything_argv()
+        yield {"everything": {"command": argv[0], "args": argv[1:]}}
+        return
+    with everything_http() as url:
+        yield {"everything": {"type": "http", "url": url}}
+
+
+@pytest.fixture(scope="module", params=TRANSPORTS)
+def everything(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """server-everything over each transport in turn, one HTTP server per test module (import this
+    fixture into the module or its conftest)."""
+    yield from everything_over(request.param)
 
 
 def env_for(tmp_path: Path) -> dict[str, str]:
@@ -63,4 +86,6 @@ async def ready(rt: Runtime) -> None:
 
     assert rt.mcp is not None
     await rt.mcp.wait_ready()
+    states = {s.name: (s.spec.transport, s.state) for s in rt.mcp.servers}
+    assert all(state == "connected" for _transport, state in states.values()), states
     await catalog_of(rt.mcp).gathered.wait()

@@ -1,4 +1,5 @@
-"""MCP prompts as ``/mcp__SERVER__PROMPT`` commands through the command layer against server-everything:
+"""MCP prompts as ``/mcp__SERVER__PROMPT`` commands through the command layer against server-everything
+(over stdio and Streamable HTTP):
 listed in ``/help``, completion and ``get_commands`` with their descriptions; arguments bound in order
 or by name; a required one missing is a clear error; the prompt's messages (an embedded resource
 inlined) are the user's turn."""
@@ -6,6 +7,7 @@ inlined) are the user's turn."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -38,8 +40,8 @@ async def run_command(rt: Runtime, c: Commands, line: str) -> str:
     return user_texts(rt)[-1]
 
 
-async def test_prompts_are_slash_commands_listed_and_run(tmp_path: Path) -> None:
-    rt = runtime(tmp_path, ScriptedModel([]))
+async def test_prompts_are_slash_commands_listed_and_run(tmp_path: Path, everything: dict[str, Any]) -> None:
+    rt = runtime(tmp_path, ScriptedModel([]), everything)
     async with rt:
         await ready(rt)
         c = Commands(rt, Front())

@@ -1,10 +1,11 @@
-"""``@server:uri`` mentions against server-everything: completion offers the server's resources beside
+"""``@server:uri`` mentions against server-everything (over stdio and Streamable HTTP): completion offers the server's resources beside
 the workspace's files, and a message naming one goes with the resource's content attached (as a file
 mention does); a resource the server cannot read is a note, the message still goes."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -21,10 +22,10 @@ pytestmark = pytest.mark.anyio
 DOC = "demo://resource/static/document/architecture.md"
 
 
-async def test_a_resource_mention_attaches_the_resource(tmp_path: Path) -> None:
+async def test_a_resource_mention_attaches_the_resource(tmp_path: Path, everything: dict[str, Any]) -> None:
     started = anyio.Event()
     model = ScriptedModel([Step(text="ok", started=started)])
-    rt = runtime(tmp_path, model)
+    rt = runtime(tmp_path, model, everything)
     (tmp_path / "ws" / "notes.txt").write_text("my notes\n")
     warnings: list[str] = []
     assert rt.mcp is not None

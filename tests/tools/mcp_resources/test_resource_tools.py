@@ -1,11 +1,12 @@
 """The model reads MCP resources: ``mcp_list_resources`` / ``mcp_read_resource`` offered when a server
 advertises resources (and absent, the first request unchanged, when none does), called by a scripted
-model through the real runtime against server-everything."""
+model through the real runtime against server-everything over stdio and Streamable HTTP."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,9 @@ def results(rt: object) -> dict[str, ToolResult]:
     return {r.call_id: r for r in history if isinstance(r, ToolResult)}
 
 
-async def test_the_model_lists_and_reads_resources_of_server_everything(tmp_path: Path) -> None:
+async def test_the_model_lists_and_reads_resources_of_server_everything(
+    tmp_path: Path, everything: dict[str, Any]
+) -> None:
     model = ScriptedModel(
         [
             Step(calls=[Call("mcp_list_resources", {}, id="l1")]),
@@ -42,7 +45,7 @@ async def test_the_model_lists_and_reads_resources_of_server_everything(tmp_path
             Step(text="done"),
         ]
     )
-    rt = runtime(tmp_path, model)
+    rt = runtime(tmp_path, model, everything)
     async with rt:
         await ready(rt)
         assert rt.agent.prompt("read the docs")
@@ -77,7 +80,9 @@ async def test_no_resource_tools_when_no_server_advertises_resources(tmp_path: P
     assert "mcp_read_resource" not in sent
 
 
-async def test_a_resource_link_in_a_tool_result_is_read_with_mcp_read_resource(tmp_path: Path) -> None:
+async def test_a_resource_link_in_a_tool_result_is_read_with_mcp_read_resource(
+    tmp_path: Path, everything: dict[str, Any]
+) -> None:
     """server-everything's get-resource-links answers links; the model reads the first one's URI."""
     import re
 
@@ -93,7 +98,7 @@ async def test_a_resource_link_in_a_tool_result_is_read_with_mcp_read_resource(t
             )
         return Step(text="read")
 
-    rt = runtime(tmp_path, ScriptedModel(step))
+    rt = runtime(tmp_path, ScriptedModel(step), everything)
     async with rt:
         await ready(rt)
         assert rt.agent.prompt("follow the links")
