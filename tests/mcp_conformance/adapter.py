@@ -37,12 +37,16 @@ OWLTUI_VARS = ("OWLTUI_PROVIDER", "OWLTUI_MODEL", "OWLTUI_PERMISSION_MODE", "OWL
 
 
 def oauth_entry(scenario: str, context: dict[str, Any]) -> dict[str, Any] | None:
-    """The server entry's ``oauth`` table for a scenario: a client-credentials grant or a
+    """The server entry's ``oauth`` table for a scenario: a client-credentials grant, the
+    enterprise-managed ``identity_assertion`` grant (the IdP's ID token and endpoint) or a
     pre-registered client from its context; otherwise (any ``auth/`` scenario) the client metadata
     document URL the suite's servers know, used when a server supports those documents."""
     creds = {k: v for k, v in context.items() if k != "name" and isinstance(v, str)}
     if scenario.startswith("auth/client-credentials"):
         return {"grant": "client_credentials", **creds}
+    if scenario.startswith("auth/cross-app-access"):
+        keys = ("idp_client_id", "idp_id_token", "idp_token_endpoint", "client_id", "client_secret")
+        return {"grant": "identity_assertion", **{k: creds[k] for k in keys if k in creds}}
     if "client_id" in creds:
         return {k: creds[k] for k in ("client_id", "client_secret") if k in creds}
     if scenario.startswith("auth/"):

@@ -55,15 +55,7 @@ def test_the_pinned_scenario_list_is_the_suites() -> None:
     assert client_scenarios() == SCENARIOS
 
 
-NOT_YET = {
-    "auth/2025-03-26-oauth-metadata-backcompat": (
-        "the mcp SDK's OAuth flow (2.3) rejects this legacy server's metadata: its issuer (the server's"
-        " origin + /oauth) is not the origin it discovered it at (RFC 8414 section 3.3)"
-    ),
-    "auth/cross-app-access-complete-flow": (
-        "the enterprise identity-provider flow (token exchange, then a jwt-bearer grant) is not built"
-    ),
-}
+NOT_YET: dict[str, str] = {}
 
 
 def _case(scenario: str) -> object:

@@ -1,4 +1,5 @@
-"""Fixtures for the OAuth tests: the MCP server behind its authorization server (a real process),
+"""Fixtures for the OAuth tests: the MCP server behind its authorization server (a real process; and
+behind an enterprise IdP's, ``enterprise_server``),
 a stand-in browser for ``$BROWSER``, and an environment whose data directory is a temporary one
 (outside the workspace) with the keyring off."""
 
@@ -41,8 +42,18 @@ class AuthServer:
 
 @pytest.fixture
 def auth_server() -> Iterator[AuthServer]:
+    yield from _serve("oauth_server.py")
+
+
+@pytest.fixture
+def enterprise_server() -> Iterator[AuthServer]:
+    """The IdP, authorization server and MCP server of ``enterprise_server.py``."""
+    yield from _serve("enterprise_server.py")
+
+
+def _serve(script: str) -> Iterator[AuthServer]:
     proc = subprocess.Popen(
-        [sys.executable, str(HERE / "oauth_server.py")],
+        [sys.executable, str(HERE / script)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

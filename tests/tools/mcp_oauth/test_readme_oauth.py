@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from owltui.tools.mcp.auth.provider import login_line
+from owltui.tools.mcp.auth.settings import OAuthSettings
 from owltui.tools.mcp.config import parse_servers
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -41,3 +42,9 @@ def test_the_readme_oauth_examples_parse_as_documented(tmp_path: Path) -> None:
     )
     assert login_line("linear") in text
     assert login_line("NAME", again=True).split("' ", 1)[1] in text
+
+
+def test_the_readme_lists_every_oauth_key() -> None:
+    table = "\n".join(line for line in _section().splitlines() if line.startswith("| `"))
+    missing = [k for k in OAuthSettings.model_fields if k != "enabled" and f"`{k}`" not in table]
+    assert missing == []

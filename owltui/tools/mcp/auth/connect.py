@@ -1,6 +1,7 @@
 """The auth of one HTTP connection (``open_auth``, which ``client.HttpTransport`` uses): the
 provider over the token store, with the loopback listening when a login may run now (the entry's
-``oauth.auto_login``, ``OWLTUI_MCP_AUTO_LOGIN=1``, or ``/mcp login``)."""
+``oauth.auto_login``, ``OWLTUI_MCP_AUTO_LOGIN=1``, or ``/mcp login``); the enterprise-managed
+grant's provider (``identity``) for ``grant = "identity_assertion"``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from contextlib import AsyncExitStack
 import httpx2
 
 from owltui.tools.mcp.auth.errors import LoginFailed
+from owltui.tools.mcp.auth.identity import build_identity_auth
 from owltui.tools.mcp.auth.loopback import Loopback
 from owltui.tools.mcp.auth.provider import ServerTokens, build_auth
 from owltui.tools.mcp.auth.settings import AUTO_LOGIN_ENV, OAuthSettings
@@ -48,6 +50,8 @@ async def open_auth(
     """The connection's auth; a loopback listener (closed with ``stack``) when a login may run."""
     settings = spec.oauth or OAuthSettings()
     backend = open_store(env)
+    if settings.grant == "identity_assertion":
+        return build_identity_auth(spec.url, settings, backend)
     interactive = _auto(settings, env) if may_log_in is None else may_log_in
     loopback: Loopback | None = None
     if interactive and settings.grant == "authorization_code":

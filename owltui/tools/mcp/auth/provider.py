@@ -30,6 +30,7 @@ from mcp.shared.auth import (
 
 from owltui.tools.mcp.auth.browser import send_user_to
 from owltui.tools.mcp.auth.errors import LoginFailed, LoginRequired
+from owltui.tools.mcp.auth.legacy import LegacyIssuer
 from owltui.tools.mcp.auth.loopback import PATH, Loopback
 from owltui.tools.mcp.auth.settings import OAuthSettings
 from owltui.tools.mcp.auth.store import Backend
@@ -124,7 +125,7 @@ def with_scope(authorization_url: str, scope: str | None) -> str:
     return str(httpx2.URL(authorization_url).copy_set_param("scope", scope))
 
 
-class _Fitted:
+class _Fitted(LegacyIssuer):
     """What OwlTUI adds to either SDK provider (mixed in before it)."""
 
     tokens: ServerTokens
@@ -140,7 +141,7 @@ class _Fitted:
     def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         if not self.may_log_in and not self.tokens.has_tokens:
             return self._login_needed_flow(request)
-        return super()._auth_flow(request)  # type: ignore[misc,no-any-return]
+        return super()._auth_flow(request)
 
     async def _login_needed_flow(
         self, request: httpx2.Request

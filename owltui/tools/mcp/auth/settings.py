@@ -6,6 +6,10 @@
 
     "oauth": {"grant": "client_credentials", "client_id": "...", "client_secret": "${SECRET}"}
 
+    "oauth": {"grant": "identity_assertion", "client_id": "...", "client_secret": "${SECRET}",
+              "idp_token_endpoint": "https://idp.example.com/token", "idp_client_id": "...",
+              "idp_id_token_file": "~/.cache/idp/id_token", "issuer": "https://auth.example.com"}
+
 Every key is optional: without any, a server answering 401 is discovered and registered with
 (client ID metadata document where offered, else dynamic registration). ``"oauth": false`` turns
 OAuth off for the server (a static ``Authorization`` header does too).
@@ -31,7 +35,12 @@ class OAuthSettings(BaseModel):
         servers (needs ``client_id`` and ``client_secret``, or a key signing ``private_key_jwt``
     assertions: ``private_key_file`` / ``private_key_pem`` with ``signing_algorithm``, default
     RS256; no browser); ``auto_login``: log in through
-        the browser when the server asks, also at start-up and in print mode (else ``/mcp login``)."""
+        the browser when the server asks, also at start-up and in print mode (else ``/mcp login``).
+    ``grant = "identity_assertion"``: enterprise-managed login (no browser): the IdP's ID token
+    (``idp_id_token`` / ``idp_id_token_file``) exchanged at ``idp_token_endpoint`` (as
+    ``idp_client_id``) for an ID-JAG, presented with ``client_id`` / ``client_secret`` to the MCP
+    authorization server ``issuer`` (default: the first one the server's protected-resource
+    metadata names)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -41,12 +50,17 @@ class OAuthSettings(BaseModel):
     scopes: list[str] | None = None
     redirect_port: int | None = Field(default=None, ge=1, le=65535)
     client_metadata_url: str | None = None
-    grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    grant: Literal["authorization_code", "client_credentials", "identity_assertion"] = "authorization_code"
     token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post", "none"] | None = None
     private_key_pem: str | None = None
     private_key_file: str | None = None
     signing_algorithm: str = "RS256"
     auto_login: bool = False
+    issuer: str | None = Field(default=None, min_length=1)
+    idp_token_endpoint: str | None = Field(default=None, min_length=1)
+    idp_client_id: str | None = Field(default=None, min_length=1)
+    idp_id_token: str | None = Field(default=None, min_length=1)
+    idp_id_token_file: str | None = Field(default=None, min_length=1)
 
     @field_validator("scopes", mode="before")
     @classmethod
@@ -66,7 +80,31 @@ class OAuthSettings(BaseModel):
             raise ValueError(
                 'grant "client_credentials" needs client_id and client_secret (or private_key_file)'
             )
+        if self.grant == "identity_assertion":
+            needs = {
+                "client_id": self.client_id,
+                "client_secret": self.client_secret,
+                "idp_token_endpoint": self.idp_token_endpoint,
+                "idp_client_id": self.idp_client_id,
+            }
+            missing = [k for k, v in needs.items() if not v]
+            if not (self.idp_id_token or self.idp_id_token_file):
+                missing.append("idp_id_token (or idp_id_token_file)")
+            if missing:
+                raise ValueError(f'grant "identity_assertion" needs {", ".join(missing)}')
+            if self.token_endpoint_auth_method == "none":
+                raise ValueError(
+                    'grant "identity_assertion" needs a client secret: not token_endpoint_auth_method "none"'
+                )
         return self
+
+    def id_token(self) -> str:
+        """The enterprise IdP's ID token (``idp_id_token_file`` read now: a file a login tool
+        refreshes is read afresh at each exchange)."""
+        if self.idp_id_token:
+            return self.idp_id_token
+        assert self.idp_id_token_file
+        return Path(os.path.expanduser(self.idp_id_token_file)).read_text(encoding="utf-8").strip()
 
     def private_key(self) -> str | None:
         """The PEM key signing ``private_key_jwt`` assertions (``private_key_file`` read now)."""
