@@ -78,6 +78,7 @@ class McpSource:
         self.requests = McpRequests(workspace)  # elicitation, roots, sampling (the session sets the asker)
         self.approvals: McpApprovals | None = None  # where /mcp approve records (wiring.mcp_source)
         self._frozen: list[Tool] | None = None
+        self._late: set[McpServer] = set()  # servers started after ``start`` (login, approval): they say so
         self._ready = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
         self._t0: float | None = None
@@ -176,8 +177,9 @@ class McpSource:
 
     def _server_tools(self, server: McpServer, change: str) -> None:
         """A server connected (``change`` empty) or listed different tools. Before the list is
-        fixed nothing needs saying: the first request takes them."""
-        if self._frozen is None or server not in self.servers:
+        fixed the first request takes them: only a server started after the others (``/mcp login``,
+        ``/mcp approve``) says it connected."""
+        if server not in self.servers or (self._frozen is None and server not in self._late):
             return
         if change:
             self.warn(
@@ -190,7 +192,7 @@ class McpSource:
                 f"MCP server '{server.name}' connected: its {n} tool{'s' if n != 1 else ''} "
                 f"{'are' if n != 1 else 'is'} available from the next turn"
             )
-        if self.on_change is not None:
+        if self.on_change is not None and self._frozen is not None:
             self.on_change()
 
     def refresh(self) -> bool:
@@ -242,6 +244,8 @@ class McpSource:
         """Run ``server`` in the source's task group; its start-up time counts from ``since`` (the
         source's start, so the SDK import counts too) or now."""
         assert self._tg is not None
+        if since is None:
+            self._late.add(server)
         base = since if since is not None else anyio.current_time()
         deadline = base + server.startup_timeout
 

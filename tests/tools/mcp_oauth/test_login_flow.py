@@ -163,7 +163,8 @@ async def test_mcp_login_in_a_running_session_connects_the_server_again(
         assert await echo(src, ws) == "echo: hi"
     assert warnings[0] == "MCP server 'hosted' needs login: run /mcp login hosted"
     assert warnings[1].startswith("MCP server 'hosted': log in at http://127.0.0.1:")
-    assert len(warnings) == 2, warnings
+    assert warnings[2].startswith("MCP server 'hosted' connected: its ")  # started late: it says so
+    assert len(warnings) == 3, warnings
 
 
 async def test_a_static_authorization_header_or_oauth_false_means_no_oauth(

@@ -56,4 +56,5 @@ async def test_slash_mcp_login_and_logout(
         out = run_slash(host, "logout hosted")
         assert out.text.startswith("Logged out of MCP server 'hosted': its tokens were deleted from ")
         assert run_slash(host, "logout hosted").text == "MCP server 'hosted' has no stored login."
-    assert warnings[-1] == "Logged in to MCP server 'hosted'. Connecting it again."
+    said = warnings.index("Logged in to MCP server 'hosted'. Connecting it again.")
+    assert warnings[said + 1].startswith("MCP server 'hosted' connected: its ")
