@@ -271,7 +271,10 @@ COMMANDS: tuple[Command, ...] = (
         "MCP servers: state and tools",
         mcp_status,
         rpc="mcp_status",
-        doc="Response carries `servers`: `[{name, state, tools, error?}]` (empty when none is configured).",
+        doc=(
+            "Response carries `servers`: `[{name, state, tools, joining?, error?, file?, approve?}]`"
+            " (empty when none is configured)."
+        ),
     ),
     Command(
         "show or switch the model (no argument: pick one)",
