@@ -55,16 +55,7 @@ def test_the_pinned_scenario_list_is_the_suites() -> None:
     assert client_scenarios() == SCENARIOS
 
 
-NOT_YET: dict[str, str] = {}
-
-
-def _case(scenario: str) -> object:
-    why = NOT_YET.get(scenario)
-    marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
-    return pytest.param(scenario, id=scenario, marks=marks)
-
-
-@pytest.mark.parametrize("scenario", [_case(s) for s in SCENARIOS])
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=SCENARIOS)
 def test_client_scenario(scenario: str) -> None:
     require_node_tools()
     verdict = run_scenario(scenario)
