@@ -271,10 +271,7 @@ COMMANDS: tuple[Command, ...] = (
         "MCP servers: state and tools",
         mcp_status,
         rpc="mcp_status",
-        doc=(
-            "Response carries `servers`: `[{name, state, tools, joining?, error?, file?, approve?}]`"
-            " (empty when none is configured)."
-        ),
+        doc="Carries `servers`: `[{name, state, tools, joining?, error?, file?, approve?}]`, or `[]`.",
     ),
     Command(
         "show or switch the model (no argument: pick one)",
