@@ -17,14 +17,15 @@ and spreads are over the runs.
     PYTHONPATH=/work/main python bench/memory_per_round.py [--runs 3] [--rounds 1000 3000]
         [--models scripted openai]
 
-Measured (2 loaded cores, load 2-5; held per round / file bytes per round, runs alternating with
-the tree before the change): scripted, print and RPC, 1,000 and 3,000 rounds: 4.65-4.69x (2,732-
-2,747 B against 586 B; before 7.27-7.30x, 4,268-4,282 B); OpenAI-compatible: 4.97-5.47x (2,977-
-3,273 B against 598 B; before 8.61-9.05x, 5,149-5,418 B): what swings by ~300 B between runs is
-whether the last request body (one copy of the wire, ~240 B a round) is still alive at the
-snapshot. Resident growth, scripted: 2.87 kB a round (before 4.41 kB). Client time per round,
-scripted print, 1,000 rounds, 3 pairs: 2.36 ms [1.94-2.71] against 2.02 ms [1.90-2.90] before
-(load noise; assembling a round's items alone: 7.6-9.6 us against 7.9-10.7 us before).
+Measured (2 cores, load 0.5-1; held per round / file bytes per round; 2 runs each): items of one
+shape share pydantic's set of given field names (216 B per instance before: four per round):
+scripted, print and RPC, 1,000 and 3,000 rounds: 3.18-3.21x (1,868-1,882 B against 586 B; before
+4.65-4.69x, 2,732-2,747 B, and 7.27-7.30x, 4,268-4,282 B before items left their defaults unset);
+OpenAI-compatible, 1,000 rounds: 3.59-4.04x (2,151-2,419 B against 598 B; the same tree before the
+change 5.04x, 3,014-3,018 B): what swings by ~270 B between runs is whether the last request body
+(one copy of the wire, ~240 B a round) is still alive at the snapshot. Resident growth, scripted:
+1.93 kB a round (before 2.87 kB). Client time per round, scripted print: 1.80 ms [1.70-1.90] at
+1,000 rounds, 2.29 ms [2.18-2.41] at 3,000 (sharing the set costs ~0.7 us per item built).
 """
 
 from __future__ import annotations

@@ -17,13 +17,36 @@ class LazyModel(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
 
+_FIELD_SETS: dict[frozenset[str], set[str]] = {}
+
+
+class HistoryModel(LazyModel):
+    """A part of a conversation item, of which a long session holds a few per round.
+
+    pydantic keeps, per instance, the set of the field names it was given (216 bytes for up to
+    four names: more than most items' own values). Items of one shape share one such set here;
+    assigning a field first gives the instance a set of its own, so ``model_fields_set`` stays
+    exact for each instance.
+    """
+
+    def model_post_init(self, context: Any, /) -> None:
+        given = self.__pydantic_fields_set__
+        shared = _FIELD_SETS.setdefault(frozenset(given), given)
+        if shared is not given:
+            object.__setattr__(self, "__pydantic_fields_set__", shared)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        super().__setattr__(name, value)
+
+
 StopReason = Literal["stop", "tool_use", "length", "error", "aborted"]
 Lane = Literal["user", "steer", "aside", "follow_up", "reminder", "notice"]
 USER_LANES: frozenset[Lane] = frozenset({"user", "steer", "follow_up"})  # where a user's own words arrive
 ToolStatus = Literal["ok", "error", "refused", "skipped", "cancelled"]
 
 
-class Usage(LazyModel):
+class Usage(HistoryModel):
     """Token counts for one model call (or a sum of them) and its cost in US dollars."""
 
     input_tokens: int = 0
@@ -42,7 +65,7 @@ class Usage(LazyModel):
         )
 
 
-class ToolCall(LazyModel):
+class ToolCall(HistoryModel):
     """One tool call requested by the model. ``arguments`` is the parsed JSON object.
 
     When the model sent arguments that are not a JSON object, ``arguments`` is empty and
@@ -56,7 +79,7 @@ class ToolCall(LazyModel):
     raw_arguments: str | None = None
 
 
-class ThinkingBlock(LazyModel):
+class ThinkingBlock(HistoryModel):
     """A block of model reasoning with the provider's signature (needed to send it back)."""
 
     text: str = ""
@@ -64,7 +87,7 @@ class ThinkingBlock(LazyModel):
     redacted: bool = False
 
 
-class ImageRef(LazyModel):
+class ImageRef(HistoryModel):
     """An image attached to a message. The line saved for the message holds only this reference;
     the bytes (``data``, never serialised) live in the session's image store, content-addressed by
     ``sha256``, and are put back when the session is read. ``width``/``height`` are the pixels sent
@@ -81,7 +104,7 @@ class ImageRef(LazyModel):
     data: bytes = Field(default=b"", exclude=True, repr=False)
 
 
-class UserMessage(LazyModel):
+class UserMessage(HistoryModel):
     """Input from outside the model: the user's prompt, a steering or follow-up message, an aside."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
@@ -92,7 +115,7 @@ class UserMessage(LazyModel):
     images: tuple[ImageRef, ...] = ()
 
 
-class AssistantMessage(LazyModel):
+class AssistantMessage(HistoryModel):
     """One model response: text, thinking, tool calls, normalised stop reason and usage."""
 
     role: Literal["assistant"] = "assistant"
@@ -109,7 +132,7 @@ class AssistantMessage(LazyModel):
         return "".join(b.text for b in self.thinking)
 
 
-class ToolResult(LazyModel):
+class ToolResult(HistoryModel):
     """The one result every tool call gets, whatever happened to it."""
 
     role: Literal["tool"] = "tool"
