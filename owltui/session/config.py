@@ -45,6 +45,9 @@ class Config(BaseModel):
     # left out
     checkpoints: bool = True
     checkpoint_max_file_bytes: int = Field(5 * 1024 * 1024, ge=0)
+    # more new files than this in one snapshot are recorded by hash only, not copied (a rewind names
+    # those it then cannot put back)
+    checkpoint_max_files: int = Field(100_000, ge=1)
     # the workspace's checkpoint store is kept under this size: past it, the checkpoints of its least
     # recently used sessions go (checked once a day; owltui --gc now)
     checkpoint_budget_mb: int = Field(2048, ge=1)

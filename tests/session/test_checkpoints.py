@@ -521,14 +521,6 @@ def test_ids_prompts_and_errors(tmp_path: Path, home: Path) -> None:
     assert len(long.prompt) == 4000
 
 
-def test_a_workspace_with_too_many_files_is_refused(tmp_path: Path, home: Path) -> None:
-    ws = tmp_path / "ws"
-    write(ws, {f"f{i}.txt": "x" for i in range(12)})
-    store = store_for(ws, tmp_path, home, max_files=10)
-    with pytest.raises(CheckpointError, match="12 files"):
-        store.checkpoint("t1", "x")
-
-
 def test_missing_git_is_one_sentence(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="git program"):
         CheckpointStore(tmp_path, tmp_path / "cp.git", env={"PATH": str(tmp_path / "nothing")})

@@ -28,14 +28,13 @@ Safety
     commands of the user's repository or global config are therefore never run.
 
 Cost
-    The private index keeps stat information, so a snapshot after the first one is one
-    ``ls-files`` walk (changed and new files), an incremental ``git add`` of just the changes and a
-    ``write-tree``: a few tens of milliseconds for 5,000 files (``bench/checkpoint_cost.py``). The
-    index is the store's, so a new session starts from the last session's. The first snapshot of
-    a store hashes every file (in a git repository only those changed or untracked: it starts from
-    the user's index); ``warm()`` does it ahead of the first turn. All methods are synchronous
-    (they run ``git``) and thread-safe, and the store's file lock lets one session at a time use
-    the index: call them from a worker thread (``anyio.to_thread.run_sync``).
+    The private index keeps stat information, so a later snapshot is one ``ls-files`` walk, an
+    ``update-index`` of just the changes and a ``write-tree`` (``bench/checkpoint_cost.py``). The
+    index is the store's: a new session starts from the last one's. A store's first snapshot hashes
+    every file (in a git repository only those changed or untracked: it starts from the user's
+    index; too many new files are only hashed, not copied: ``unread``); ``warm()`` takes it ahead
+    of the first turn. Methods are synchronous (they run git) and thread-safe; the store's file
+    lock lets one session at a time use the index: call them from a worker thread.
 
 A session's checkpoint list lives in ``sessions/<session>.json`` in a shared store
 (``checkpoints.json`` in a store of one session), written atomically, and every checkpoint is also
@@ -64,8 +63,18 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from owltui.session.checkpoints.files import Snapshot, changes, checkout, delete, ignored, plan, snapshot
-from owltui.session.checkpoints.git import REF, ShadowGit, enclosing_repo, split_z
+from owltui.session.checkpoints.files import (
+    Snapshot,
+    changes,
+    checkout,
+    delete,
+    ignored,
+    plan,
+    present_ignored,
+    snapshot,
+    unreadable,
+)
+from owltui.session.checkpoints.git import REF, ShadowGit, enclosing_repo
 from owltui.session.checkpoints.records import (
     FORMAT_VERSION,
     PROMPT_MAX,
@@ -78,11 +87,12 @@ from owltui.session.checkpoints.records import (
     write_state,
 )
 from owltui.session.checkpoints.shared import adopt_borrowed, check_layout, seed_index, store_lock
+from owltui.session.checkpoints.unread import notice
 
 __all__ = ["DEFAULT_MAX_FILES", "DEFAULT_MAX_FILE_BYTES", "CheckpointStore"]
 
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
-DEFAULT_MAX_FILES = 100_000  # new files in one snapshot above which the workspace is refused
+DEFAULT_MAX_FILES = 100_000  # new files in one snapshot above which they are recorded by hash only
 SESSIONS_DIR = "sessions"  # in a shared store: one list file per session
 SESSION_REFS = "refs/sessions/"
 
@@ -95,16 +105,16 @@ class CheckpointStore:
     """Checkpoints of ``workspace`` kept in ``directory`` (created if needed, mode 0700).
 
     ``max_file_bytes``: regular files larger than this are left out (``Skipped``, "too large").
-    ``max_files``: a snapshot that would add more new files than this raises ``CheckpointError``
-    (a home directory or a data dump is not checkpointed). ``scrub``: applied to the prompt before
-    it is stored (the session's ``Redactor.scrub``). ``env``: where the user's global ignore file
-    is looked up (``HOME``/``XDG_CONFIG_HOME``) and ``PATH`` for finding git; ``os.environ`` by
-    default. ``session``: the session's name in a store shared by a workspace's sessions (its
-    checkpoints on ``refs/sessions/<session>``, its list in ``sessions/<session>.json``); None: a
-    store of one session (``refs/heads/checkpoints``, ``checkpoints.json``). ``copy_borrowed``:
-    when the store borrows the user's objects (the first snapshot of a repository started from
-    the user's index), copy them into the store in a background thread. Raises
-    ``CheckpointError`` when git is missing or the directory cannot be used.
+    ``max_files``: a snapshot that would add more new files than this records them by hash only, without
+    copying them (``unread``; ``notices`` then holds one line for the user). ``scrub``: applied to the
+    prompt before it is stored (the session's ``Redactor.scrub``). ``env``: where the user's global
+    ignore file is looked up (``HOME``/``XDG_CONFIG_HOME``) and ``PATH`` for finding git; ``os.environ``
+    by default. ``session``: the session's name in a store shared by a workspace's sessions (its
+    checkpoints on ``refs/sessions/<session>``, its list in ``sessions/<session>.json``); None: a store
+    of one session (``refs/heads/checkpoints``, ``checkpoints.json``). ``copy_borrowed``: when the store
+    borrows the user's objects (the first snapshot of a repository started from the user's index), copy
+    them into the store in a background thread. Raises ``CheckpointError`` when git is missing or the
+    directory cannot be used.
     """
 
     def __init__(
@@ -139,6 +149,7 @@ class CheckpointStore:
             raise CheckpointError(f"Cannot take checkpoints of {self.workspace}: it is not a directory.")
         self._checkpoints: list[Checkpoint] = []
         self._nested_cleared: set[str] = set()
+        self.notices: builtins.list[str] = []  # lines for the user (taken and cleared by the session)
         try:
             self._state.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         except OSError as exc:
@@ -245,16 +256,21 @@ class CheckpointStore:
             return sorted({*writes, *deletes})
 
     def restore(self, checkpoint_id: str) -> builtins.list[str]:
-        """Put the workspace's files back as they were at checkpoint ``checkpoint_id``: files
-        modified since are rewritten, files deleted since are recreated, files created since are
-        deleted (and directories their deletion leaves empty removed). Left alone: ignored files
-        (under the checkpoint's ignore rules), files too large at the checkpoint, nested
-        repositories, and a path where a directory now stands in place of a checkpointed file.
-        Returns the paths rewritten, recreated or deleted, sorted (workspace-relative).
+        """``restore_report``'s paths done."""
+        return self.restore_report(checkpoint_id)[0]
 
-        The state before the restore is snapshotted first (its objects stay in the store) and
-        fixes the newest checkpoint's ``files``. The checkpoints are kept (also those after
-        ``checkpoint_id``): a later restore can go forward again."""
+    def restore_report(self, checkpoint_id: str) -> tuple[builtins.list[str], builtins.list[str]]:
+        """Put the workspace's files back as they were at checkpoint ``checkpoint_id``: files modified
+        since are rewritten, files deleted since are recreated, files created since are deleted (and
+        directories their deletion leaves empty removed). Left alone: ignored files (under the
+        checkpoint's ignore rules), files too large at the checkpoint, nested repositories, and a path
+        where a directory now stands in place of a checkpointed file. Returns (the paths rewritten,
+        recreated or deleted; the paths whose bytes at the checkpoint the store never copied,
+        ``unread``), both sorted and workspace-relative.
+
+        The state before the restore is snapshotted first (its objects stay in the store) and fixes the
+        newest checkpoint's ``files``. The checkpoints are kept (also those after ``checkpoint_id``): a
+        later restore can go forward again."""
         with self._guard():
             cp = self.get(checkpoint_id)
             now = self._snapshot().tree
@@ -265,8 +281,9 @@ class CheckpointStore:
                 self._checkpoints[-1] = replace(last, files=since_last)
                 self._save()
             writes, deletes = plan(cp, diff)
+            writes, lost = unreadable(self._shadow, writes)
             if not writes and not deletes:
-                return []
+                return [], lost
             done: set[str] = set()
             ignore_files = {p for p in (*writes, *deletes) if p.rsplit("/", 1)[-1] == ".gitignore"}
             if ignore_files and deletes:
@@ -280,7 +297,7 @@ class CheckpointStore:
                 writes = {p: c for p, c in writes.items() if p not in ignore_files}
             done |= delete(self.workspace, deletes)
             done |= checkout(self._shadow, list(writes.values()))
-            return sorted(done)
+            return sorted(done), lost
 
     def undo(self) -> builtins.list[str]:
         """Rewind the last turn's file changes: ``restore`` of the newest checkpoint."""
@@ -298,18 +315,7 @@ class CheckpointStore:
             cp = self.get(checkpoint_id)
             out = builtins.list(cp.skipped)
             listed = {s.path for s in out}
-            left = split_z(
-                self._shadow.git(
-                    "ls-files",
-                    "-z",
-                    "--others",
-                    "--ignored",
-                    "--exclude-standard",
-                    "--directory",
-                    "--no-empty-directory",
-                )
-            )
-            out += [Skipped(p, "ignored") for p in sorted(left) if p not in listed]
+            out += [Skipped(p, "ignored") for p in present_ignored(self._shadow) if p not in listed]
             return out
 
     def adopt_borrowed(self) -> bool:
@@ -342,6 +348,8 @@ class CheckpointStore:
         if not g.index.exists() and g.user_gitdir is not None:
             seed_index(g, self.max_file_bytes)
         snap = snapshot(g, self.max_file_bytes, self.max_files, self._nested_cleared)
+        if snap.unread:
+            self.notices.append(notice(snap.unread, self.max_files))
         if self._copy_borrowed and self._copying is None and g.borrowed() is not None:
             self._copying = threading.Thread(target=self._adopt, name="owltui-checkpoint-copy", daemon=True)
             self._copying.start()

@@ -1,10 +1,12 @@
 """The workspace's files and the store's trees: snapshots, what changed, and putting files back.
 
-``snapshot`` brings the private index up to the workspace (only what ``ls-files`` reports as
-changed, deleted or new: no second walk) and writes its tree, leaving out files over the size limit and nested
-repositories; ``changes`` compares two trees; ``plan`` turns a checkpoint and the tree of now into
-paths to write and paths to delete; ``delete``, ``checkout`` and ``ignored`` carry that out. Paths
-are workspace-relative; nothing outside the workspace is touched (no symlinked parent is followed).
+``snapshot`` brings the private index up to the workspace (only what ``ls-files`` reports as changed,
+deleted or new: no second walk) and writes its tree, leaving out files over the size limit and nested
+repositories, and recording by hash only (``unread``) the new files of a snapshot that would add more
+than the limit; ``changes`` compares two trees; ``plan`` turns a checkpoint and the tree of now into
+paths to write and paths to delete (``unreadable``: those it cannot write); ``delete``, ``checkout`` and
+``ignored`` carry that out. Paths are workspace-relative; nothing outside the workspace is touched (no
+symlinked parent is followed).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from owltui.session.checkpoints.git import RESTORE_INDEX, ShadowGit, split_z, z
 from owltui.session.checkpoints.records import Checkpoint, CheckpointError, Skipped
+from owltui.session.checkpoints.unread import absent, has_unread, mark_unread
 
 GITLINK = "160000"
 _NULL_MODE = "000000"
@@ -45,10 +48,12 @@ class Change:
 class Snapshot:
     tree: str
     skipped: list[Skipped]
+    unread: int = 0  # new files this snapshot recorded by hash only (their bytes not copied)
 
 
 def snapshot(g: ShadowGit, max_file_bytes: int, max_files: int, nested_cleared: set[str]) -> Snapshot:
-    """Bring the private index up to the workspace and write its tree (workspace-relative)."""
+    """Bring the private index up to the workspace and write its tree (workspace-relative). More
+    than ``max_files`` new files: those are recorded by hash only (``unread``)."""
     g.sync_excludes()
     out = g.git("ls-files", "-z", "-t", "--modified", "--deleted", "--others", "--exclude-standard")
     entries = [(e[0], e[2:]) for e in split_z(out) if len(e) > 2]
@@ -77,13 +82,10 @@ def snapshot(g: ShadowGit, max_file_bytes: int, max_files: int, nested_cleared: 
             excluded.add(path)
             if tag == "C":
                 tracked_large.append(path)
-    if new_files > max_files:
-        raise CheckpointError(
-            f"Checkpoints are off for {g.workspace}: it has {new_files} files to "
-            f"record, more than the limit of {max_files}; ignore rules "
-            "(.gitignore) can leave the bulk out."
-        )
-    _update_index(g, entries, excluded)
+    unread = new_files > max_files
+    if unread:
+        mark_unread(g, new_files)  # before the index names blobs the store lacks
+    _update_index(g, entries, excluded, unread)
     stale = tracked_large + [p for p in nested if p not in nested_cleared]
     if stale:
         specs = z(f":(literal){p}" for p in stale)
@@ -102,14 +104,18 @@ def snapshot(g: ShadowGit, max_file_bytes: int, max_files: int, nested_cleared: 
         )
         nested_cleared.update(nested)
     skipped.sort(key=lambda s: s.path)
-    return Snapshot(write_tree(g), skipped)
+    return Snapshot(write_tree(g), skipped, new_files if unread else 0)
 
 
-def _update_index(g: ShadowGit, entries: Sequence[tuple[str, str]], excluded: set[str]) -> None:
+def _update_index(
+    g: ShadowGit, entries: Sequence[tuple[str, str]], excluded: set[str], unread: bool = False
+) -> None:
     """Bring exactly the listed paths into the index: one ``update-index`` for what is gone (deleted,
     or now beyond a symbolic link: the workspace's file there is not the one recorded) and one for
-    what is new or changed. No second walk of the workspace (``git add --all .`` walked it again)."""
+    what is new or changed (with ``unread``, the new ones apart, by hash only). No second walk of
+    the workspace (``git add --all .`` walked it again)."""
     deleted = {path for tag, path in entries if tag == "R"}
+    new = {path for tag, path in entries if tag == "?"} if unread else set()
     gone: set[str] = set()
     present: set[str] = set()
     for tag, path in entries:
@@ -121,13 +127,17 @@ def _update_index(g: ShadowGit, entries: Sequence[tuple[str, str]], excluded: se
             present.add(path)
     if gone:
         g.run(["update-index", "--force-remove", "-z", "--stdin"], input=z(sorted(gone)))
+    hashed = present & new
+    present -= hashed
+    if hashed:
+        g.run(["update-index", "--add", "--info-only", "-z", "--stdin"], input=z(sorted(hashed)))
     if present:
         g.run(["update-index", "--add", "--remove", "--replace", "-z", "--stdin"], input=z(sorted(present)))
 
 
 def write_tree(g: ShadowGit) -> str:
-    # Blobs still borrowed from the user's repository are not in the store yet (see ``shared``).
-    missing_ok = ["--missing-ok"] if g.borrowed() is not None else []
+    # Blobs still borrowed from the user's repository, or never read, are not in the store.
+    missing_ok = ["--missing-ok"] if g.borrowed() is not None or has_unread(g) else []
     if not g.prefix:
         return g.git("write-tree", *missing_ok).decode().strip()
     proc = g.run(["write-tree", *missing_ok, f"--prefix={g.prefix}"], check=False)
@@ -187,6 +197,13 @@ def ignored(g: ShadowGit, paths: Sequence[str]) -> list[str]:
     return split_z(proc.stdout)
 
 
+def present_ignored(g: ShadowGit) -> list[str]:
+    """The ignored files in the workspace now, sorted (a wholly ignored directory as one entry
+    ending in ``/``)."""
+    args = ["--others", "--ignored", "--exclude-standard", "--directory", "--no-empty-directory"]
+    return sorted(split_z(g.git("ls-files", "-z", *args)))
+
+
 def _safe_parent(workspace: Path, rel: str) -> bool:
     """Every directory between the workspace and ``rel`` is a real directory (no symbolic link
     leads out of the workspace)."""
@@ -231,6 +248,24 @@ def delete(workspace: Path, paths: Sequence[str]) -> set[str]:
     return done
 
 
+def unreadable(g: ShadowGit, writes: dict[str, Change]) -> tuple[dict[str, Change], list[str]]:
+    """(the writes whose checkpoint bytes the store holds; the paths, sorted, of those it never
+    copied: recorded by hash only, ``unread``)."""
+    if not writes or not has_unread(g):
+        return writes, []
+    gone = absent(g, (c.old_sha for c in writes.values()), alternates(g))
+    return {p: c for p, c in writes.items() if c.old_sha not in gone}, sorted(
+        p for p, c in writes.items() if c.old_sha in gone
+    )
+
+
+def alternates(g: ShadowGit) -> dict[str, str]:
+    """The store's environment reading the user's objects too while it borrows them (read only:
+    nothing there is ever written)."""
+    borrowed = g.borrowed()
+    return {**g.env, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(borrowed)} if borrowed is not None else g.env
+
+
 def checkout(g: ShadowGit, writes: Sequence[Change]) -> set[str]:
     """Write each change's checkpoint side into the workspace (not over a directory); the paths
     done. A scratch index holds just those entries (not the checkpoint's whole tree)."""
@@ -246,10 +281,7 @@ def checkout(g: ShadowGit, writes: Sequence[Change]) -> set[str]:
         return set()
     scratch = g.directory / RESTORE_INDEX
     scratch.unlink(missing_ok=True)
-    env = {**g.env, "GIT_INDEX_FILE": str(scratch)}
-    borrowed = g.borrowed()
-    if borrowed is not None:  # read-only use of the user's objects: nothing there is written
-        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(borrowed)
+    env = {**alternates(g), "GIT_INDEX_FILE": str(scratch)}
     info = b"".join(
         f"{c.old_mode} {c.old_sha}\t".encode() + os.fsencode(g.prefix + c.path) + b"\0" for c in todo
     )

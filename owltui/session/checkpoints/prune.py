@@ -14,7 +14,8 @@ list file per session (``refs/sessions/<stem>``, ``sessions/<stem>.json``); the 
   its rewind shows (``pruned_note``);
 - then repacks and drops the objects nothing refers to any more (the private index's blobs, what
   the next snapshot builds on, stay). A store still borrowing objects from the user's repository is
-  not repacked (the borrowed blobs are not in it yet); the next pass does it.
+  not repacked (the borrowed blobs are not in it yet); the next pass does it. A store whose trees
+  name blobs never copied (``unread``) has only its unreachable loose objects dropped.
 
 Before shared stores, each session kept its own store (``<session dir>/checkpoints.git``): one whose
 session file is gone is removed whole (``prune_old_stores``), as is a shared store whose workspace
@@ -43,6 +44,7 @@ from pathlib import Path
 from owltui.session.checkpoints.git import ShadowGit
 from owltui.session.checkpoints.records import CheckpointError
 from owltui.session.checkpoints.shared import store_lock
+from owltui.session.checkpoints.unread import has_unread
 
 DEFAULT_BUDGET_MB = 2048  # per workspace store
 PRUNE_EVERY_S = 24 * 3600
@@ -148,7 +150,8 @@ def _drop(g: ShadowGit, directory: Path, name: str, note: str | None) -> None:
 def _repack(g: ShadowGit) -> None:
     if g.borrowed() is not None:
         return  # the borrowed blobs are not in the store yet: a repack would miss them
-    g.run(["repack", "-a", "-d", "-q"])
+    if not has_unread(g):  # a repack stops at the first blob never copied: loose objects only then
+        g.run(["repack", "-a", "-d", "-q"])
     g.run(["prune", "--expire=now"])
 
 

@@ -61,6 +61,7 @@ class Rewound:
     restored: list[str]  # workspace paths rewritten, recreated or deleted
     conversation: bool  # the conversation was forked at the checkpoint
     prompt: str = ""  # the prompt of the checkpoint's turn
+    unrestored: tuple[str, ...] = ()  # paths whose bytes then were recorded by hash only (unread)
 
 
 class Checkpointing:
@@ -76,6 +77,7 @@ class Checkpointing:
         directory: Path | None,
         *,
         max_file_bytes: int,
+        max_files: int | None = None,
         scrub: Callable[[str], str] | None = None,
         env: Mapping[str, str] | None = None,
         warn: Warn | None = None,
@@ -88,6 +90,7 @@ class Checkpointing:
         self.pruning: subprocess.Popen[bytes] | None = None  # the pruning process it started
         self.workspace = workspace
         self.max_file_bytes = max_file_bytes
+        self.max_files = max_files  # None: the store's default
         self._scrub = scrub
         self._env = dict(env) if env is not None else None
         self._warn = warn or (lambda _text: None)
@@ -118,7 +121,7 @@ class Checkpointing:
 
     def store(self) -> CheckpointStore:
         """The checkpoint store, created on first use (runs git: call from a worker thread)."""
-        from owltui.session.checkpoints.checkpoints import CheckpointStore
+        from owltui.session.checkpoints.checkpoints import DEFAULT_MAX_FILES, CheckpointStore
         from owltui.session.checkpoints.records import CheckpointError
 
         with self._lock:
@@ -129,6 +132,7 @@ class Checkpointing:
                     self.workspace,
                     self.directory,
                     max_file_bytes=self.max_file_bytes,
+                    max_files=self.max_files or DEFAULT_MAX_FILES,
                     scrub=self._scrub,
                     env=self._env,
                     session=self.session,
@@ -155,6 +159,7 @@ class Checkpointing:
             self._disable(exc)
             self.prune_checked.set()
             return
+        self._tell()
         await anyio.to_thread.run_sync(self._prune_if_due)
 
     def _prune_if_due(self) -> None:
@@ -238,6 +243,13 @@ class Checkpointing:
         failed, self._failed = self._failed, None
         if failed is not None:
             self._disable(failed)
+        self._tell()
+
+    def _tell(self) -> None:
+        """The store's lines for the user (a workspace recorded by hash only), each said once."""
+        store = self._store
+        while store is not None and store.notices:
+            self._warn(store.notices.pop(0))
 
     def guard(self, permission: Permission | None) -> Permission:
         """``permission`` (the loop's last check before a tool starts) behind ``settled``."""
@@ -277,20 +289,20 @@ class Checkpointing:
         (one sentence) while a run is going, for an unknown id, or when it cannot be done."""
         self._idle()
 
-        def work() -> tuple[Checkpoint, list[str]]:
+        def work() -> tuple[Checkpoint, tuple[list[str], list[str]]]:
             from owltui.session.checkpoints.records import CheckpointError
 
             store = self.store()
             cp = store.latest() if checkpoint_id is None else store.get(checkpoint_id)
             if cp is None:
                 raise CheckpointError("There is no checkpoint to go back to yet.")
-            return cp, (store.restore(cp.id) if files else [])
+            return cp, (store.restore_report(cp.id) if files else ([], []))
 
-        cp, restored = await self._off_loop(work)
+        cp, (restored, unrestored) = await self._off_loop(work)
         if conversation:
             self._idle()  # a run may have been woken meanwhile (a job's notice)
             self._fork(cp)
-        return Rewound(restored, conversation, cp.prompt)
+        return Rewound(restored, conversation, cp.prompt, tuple(unrestored))
 
     def _idle(self) -> None:
         if self.agent.running:

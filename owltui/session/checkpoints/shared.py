@@ -35,6 +35,7 @@ from pathlib import Path
 
 from owltui.session.checkpoints.git import BORROWED_FILE, ShadowGit, split_z, z
 from owltui.session.checkpoints.records import CheckpointError
+from owltui.session.checkpoints.unread import absent, has_unread
 
 LOCK_FILE = "owltui.lock"
 COPY_LOCK_FILE = "owltui-copy.lock"
@@ -241,8 +242,11 @@ def _copy_missing(g: ShadowGit) -> bool:
     if proc.returncode != 0:
         return False
     missing = [line[1:] for line in proc.stdout.decode().split() if line.startswith("?")]
+    env = {**g.env, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(borrowed)}
+    if missing and has_unread(g):  # blobs recorded by hash only are in neither store: not wanted
+        never = absent(g, missing, env)
+        missing = [oid for oid in missing if oid not in never]
     if missing:
-        env = {**g.env, "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(borrowed)}
         pack = str(g.directory / "objects" / "pack" / "pack")
         ids = "".join(f"{oid}\n" for oid in missing).encode()
         proc = g.run(["pack-objects", "-q", "--window=0", pack], env=env, input=ids, check=False)

@@ -68,6 +68,8 @@ def _said(done: Rewound, files: bool) -> Reply:
             if n
             else "the files were already as they were then"
         )
+    if done.unrestored:
+        parts.append(_unrestored(done))
     if done.conversation:
         parts.append("the conversation goes on from there (the later turns stay in the session file)")
     where = f"before “{_short(done.prompt)}”" if done.prompt else "the checkpoint"
@@ -75,8 +77,20 @@ def _said(done: Rewound, files: bool) -> Reply:
         f"rewound to {where}: " + "; ".join(parts),
         "success",
         clear_view=done.conversation,
-        data={"restored": done.restored, "conversation": done.conversation},
+        data={"restored": done.restored, "conversation": done.conversation, **_lost(done)},
     )
+
+
+def _unrestored(done: Rewound) -> str:
+    n = len(done.unrestored)
+    return (
+        f"{n} file{'' if n == 1 else 's'} not put back, recorded by hash only in this large workspace "
+        f"({_paths(list(done.unrestored))})"
+    )
+
+
+def _lost(done: Rewound) -> dict[str, list[str]]:
+    return {"unrestored": list(done.unrestored)} if done.unrestored else {}
 
 
 def _short(text: str, width: int = 50) -> str:
@@ -122,16 +136,18 @@ def undo(ctx: Context, _a: Args) -> Reply:
     async def undone() -> Reply:
         done = await cps.rewind(None, files=True, conversation=False)
         n = len(done.restored)
+        lost = f"; {_unrestored(done)}" if done.unrestored else ""
         if not n:
             return Reply(
-                "nothing to undo: the files are as they were before the last turn",
-                "info",
-                data={"restored": []},
+                "nothing to undo: the files are as they were before the last turn" + lost,
+                "warning" if lost else "info",
+                data={"restored": [], **_lost(done)},
             )
         return Reply(
-            f"undone: {n} file{'' if n == 1 else 's'} as before the last turn ({_paths(done.restored)})",
-            "success",
-            data={"restored": done.restored},
+            f"undone: {n} file{'' if n == 1 else 's'} as before the last turn ({_paths(done.restored)})"
+            + lost,
+            "warning" if lost else "success",
+            data={"restored": done.restored, **_lost(done)},
         )
 
     return _later(undone)

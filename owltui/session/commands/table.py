@@ -264,8 +264,9 @@ COMMANDS: tuple[Command, ...] = (
         ),
         doc="Restore the workspace's files (`files`, default true) and/or the conversation "
         "(`conversation`, default true) to just before checkpoint `id`'s turn; refused while a "
-        "run is going. Response carries `restored` (the paths rewritten, recreated or deleted) "
-        'and `conversation`. See "Checkpoints and rewind" below.',
+        "run is going. Response carries `restored` (the paths rewritten, recreated or deleted), "
+        "`conversation`, and `unrestored` when some paths could not be put back (recorded by hash "
+        'only). See "Checkpoints and rewind" below.',
     ),
     Command(
         "MCP servers: state and tools",

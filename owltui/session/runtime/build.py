@@ -383,6 +383,7 @@ def _checkpointing(
         options.workspace,
         directory,
         max_file_bytes=config.checkpoint_max_file_bytes,
+        max_files=config.checkpoint_max_files,
         budget_mb=config.checkpoint_budget_mb,
         scrub=redactor.scrub,
         env=env,
