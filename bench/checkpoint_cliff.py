@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.checkpoint_cost import make_workspace  # noqa: E402
-from bench.checkpoint_vs_git import ms, spread  # noqa: E402
+from bench.checkpoint_vs_git import ms, report  # noqa: E402
 from owltui.session.checkpoints.checkpoints import DEFAULT_MAX_FILES, CheckpointStore  # noqa: E402
 from owltui.session.checkpoints.prune import disk_usage  # noqa: E402
 
@@ -159,20 +158,7 @@ def one_size(nfiles: int, runs: int) -> None:
             git(env, root, "status", "--porcelain")
             git(env, root, "checkout", "--", target.name)
             floor_undo.append(ms(start))
-        snap_r = [a / b for a, b in zip(snap, status, strict=True)]
-        undo_r = [a / b for a, b in zip(undo, floor_undo, strict=True)]
-        print(f"  checkpoint after a turn  {spread(snap)} ms  git status --porcelain {spread(status)} ms")
-        print(
-            f"  ratio {statistics.median(snap) / statistics.median(status):.2f}x "
-            f"(per run {min(snap_r):.2f}-{max(snap_r):.2f})"
-        )
-        print(
-            f"  /undo of a one-file turn {spread(undo)} ms  git status + checkout -- FILE {spread(floor_undo)} ms"
-        )
-        print(
-            f"  ratio {statistics.median(undo) / statistics.median(floor_undo):.2f}x "
-            f"(per run {min(undo_r):.2f}-{max(undo_r):.2f})"
-        )
+        report(snap, status, undo, floor_undo)
 
 
 def main() -> None:

@@ -51,6 +51,23 @@ def spread(xs: list[float]) -> str:
     return f"{statistics.median(xs):.1f} ({min(xs):.1f}-{max(xs):.1f})"
 
 
+def report(
+    snap: list[float], status: list[float], undo: list[float], floor: list[float], tail: str = ""
+) -> None:
+    """The per-turn checkpoint against ``git status``, ``/undo`` against status + checkout: medians
+    with min-max, the ratio of medians and the spread of the per-run ratios."""
+    for what, ours, base, theirs in (
+        ("checkpoint after a turn ", snap, "git status --porcelain", status),
+        ("/undo of a one-file turn", undo, "git status + checkout -- FILE", floor),
+    ):
+        ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
+        print(f"  {what} {spread(ours)} ms  {base} {spread(theirs)} ms")
+        print(
+            f"  ratio {statistics.median(ours) / statistics.median(theirs):.2f}x "
+            f"(per run {min(ratios):.2f}-{max(ratios):.2f}){tail}"
+        )
+
+
 def one_size(nfiles: int, runs: int) -> None:
     rng = random.Random(23)
     with tempfile.TemporaryDirectory(prefix="owltui-ckpt-vs-git-", ignore_cleanup_errors=True) as tmp:
@@ -99,20 +116,7 @@ def one_size(nfiles: int, runs: int) -> None:
             floor.append(ms(start))
             git(root, "add", "-A")
             git(root, "-c", "user.name=b", "-c", "user.email=b@x.invalid", "commit", "-q", "-m", f"turn {i}")
-        snap_r = [a / b for a, b in zip(snap, status, strict=True)]
-        undo_r = [a / b for a, b in zip(undo, floor, strict=True)]
-        print(f"  checkpoint after a turn  {spread(snap)} ms  git status --porcelain {spread(status)} ms")
-        print(
-            f"  ratio {statistics.median(snap) / statistics.median(status):.2f}x "
-            f"(per run {min(snap_r):.2f}-{max(snap_r):.2f})  target <= 1.5"
-        )
-        print(
-            f"  /undo of a one-file turn {spread(undo)} ms  git status + checkout -- FILE {spread(floor)} ms"
-        )
-        print(
-            f"  ratio {statistics.median(undo) / statistics.median(floor):.2f}x "
-            f"(per run {min(undo_r):.2f}-{max(undo_r):.2f})  target <= 1.5"
-        )
+        report(snap, status, undo, floor, "  target <= 1.5")
 
 
 def main() -> None:
