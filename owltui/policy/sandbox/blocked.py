@@ -7,7 +7,8 @@ configuration, read-only mode, network off; for reads: another process's ``/proc
 other users' files once root's override of file permissions is dropped). The sentence tells the
 model what happened and what the user can change. A read is never reported as a write, and a
 pseudo-filesystem path (``/proc``, ``/sys``, ``/dev``) is never suggested for ``sandbox_writable``:
-no entry there could make it readable or writable.
+no entry there could make it readable or writable. The path tests the policy shares live here too
+(``inside``; ``existing`` and ``below_any``, on the plan's hot path).
 """
 
 from __future__ import annotations
@@ -24,6 +25,27 @@ from owltui.policy.sandbox.landlock import DEVICES
 def inside(path: Path, root: Path) -> bool:
     """``path`` is ``root`` or lies below it (no symlinks resolved)."""
     return path == root or root in path.parents
+
+
+def existing(path: Path) -> str | None:
+    """``path`` with every symlink resolved, None when it does not exist: what ``realpath`` then
+    ``exists`` say, read from the kernel (an ``O_PATH`` descriptor) in three system calls."""
+    try:
+        fd = os.open(path, getattr(os, "O_PATH", os.O_RDONLY) | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc
+        real = os.path.realpath(path)
+        return real if os.path.exists(real) else None
+    finally:
+        os.close(fd)
+
+
+def below_any(path: str, roots: list[str]) -> bool:
+    """``inside`` for normalised absolute path strings: ``path`` is one of ``roots`` or below one."""
+    return any(path == r or path.startswith(r if r.endswith("/") else r + "/") for r in roots)
 
 
 class Confinement(Protocol):

@@ -18,6 +18,7 @@ working): the caller then ``stat``s that directory at every look instead. Not Li
 from __future__ import annotations
 
 import os
+import select
 import struct
 import sys
 import threading
@@ -132,6 +133,10 @@ class DirWatch:
 
     def watching(self, path: str) -> bool:
         return path in self._wds
+
+    def pending(self) -> bool:
+        """Events are queued: a ``drain`` now would find something (or report an overflow)."""
+        return bool(select.select([self._fd], [], [], 0)[0])
 
     def drain(self) -> Changes:
         """Every event queued since the last drain, as directories changed and gone."""

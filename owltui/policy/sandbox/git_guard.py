@@ -159,6 +159,13 @@ class GitAudit:
                 self._walk(str(self.workspace), accept=True, notes=[])
             return sorted(self._repos.values(), key=lambda s: len(s.root.parts))
 
+    def quiet(self) -> bool:
+        """A look now would read no directory again: every one is watched and no event is queued
+        (it costs the ``lstat``s of the repositories' surfaces)."""
+        with self._lock:
+            watch = self._watch
+            return bool(self._dirs) and watch is not None and not self._unwatched and not watch.pending()
+
     # ---- before and after a command ---------------------------------------------------------------
     def look(self, judge: bool) -> list[str]:
         """Read again what changed since the last look. ``judge``: neutralise what appeared (after a

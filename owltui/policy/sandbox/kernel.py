@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from owltui.policy.sandbox.blocked import explain_blocked, inside
+from owltui.policy.sandbox.blocked import below_any, existing, explain_blocked, inside
 from owltui.policy.sandbox.child import (
     ROOT_KEEPS,
     Capabilities,
@@ -263,28 +263,23 @@ class SandboxPolicy:
     def _mounts(self) -> list[tuple[bytes, int | None]]:
         self._ensure_protected_exist()
         mounts: list[tuple[bytes, int | None]] = []
-        ws = self.workspace
-        ro = []
-        for path in self.protected_paths():
-            # only real paths inside a writable root; a symlink is bound where it points (the bind
-            # follows it), so check its target
-            real = _real(path)
-            if not os.path.exists(real) or not any(inside(real, r) for r in self.writable_roots()):
-                continue
-            ro.append(real)
+        roots = [str(r) for r in self.writable_roots()]
+        # only real paths inside a writable root; a symlink is bound where it points (the bind
+        # follows it), so check its target
+        ro = [real for p in self.protected_paths() if (real := existing(p)) and below_any(real, roots)]
         if not ro:
             return mounts
         # the workspace, every repository root in it and their git directories become mount points
         # first: a mount point cannot be renamed or removed, so the protected paths stay where OwlTUI
         # and git look for them
-        anchors = [ws]
+        anchors = [self.workspace]
         for surf in self._git.surfaces():
             anchors += [surf.root, *(d for d in surf.gitdirs if d.is_dir() and not d.is_symlink())]
-        for anchor in dict.fromkeys(_real(a) for a in anchors):
-            if any(inside(anchor, r) for r in self.writable_roots()):
-                mounts.append((os.fsencode(str(anchor)), None))
+        for anchor in dict.fromkeys(str(_real(a)) for a in anchors):
+            if below_any(anchor, roots):
+                mounts.append((os.fsencode(anchor), None))
         for real in dict.fromkeys(ro):
-            mounts.append((os.fsencode(str(real)), mount_flags(str(real))))
+            mounts.append((os.fsencode(real), mount_flags(real)))
         return mounts
 
     def plan(self, cwd: Path | str) -> Plan | None:
@@ -360,8 +355,23 @@ class SandboxPolicy:
         if self.mode != "workspace-write":
             return []
         with self._git_lock:
-            notes, self._planted = [*self._planted, *self._git.look(judge=True)], []
-            self._suspect = self._anything_alive()
+            return self._audit_locked()
+
+    def audit_git_now(self) -> list[str] | None:
+        """``audit_git`` if it is cheap now (``GitAudit.quiet``, the lock free: fit for the event
+        loop); else None (call ``audit_git`` from a worker thread)."""
+        if self.mode != "workspace-write":
+            return []
+        if not self._git_lock.acquire(blocking=False):
+            return None
+        try:
+            return self._audit_locked() if self._git.quiet() else None
+        finally:
+            self._git_lock.release()
+
+    def _audit_locked(self) -> list[str]:
+        notes, self._planted = [*self._planted, *self._git.look(judge=True)], []
+        self._suspect = self._anything_alive()
         return notes
 
     # ---- explaining failures ------------------------------------------------------------------

@@ -83,7 +83,7 @@ async def _let_escapees_exec(proc: Proc, within: float = EXEC_GRACE) -> None:
     shell ended (``nohup x &``): give it that moment (at most ``within`` s), so the listing names
     the program rather than the shell or the launcher."""
     deadline = time.monotonic() + within
-    REAPER.scan()
+    REAPER.scan_since(proc.ended_at)
     while True:
         pending = [e for e in REAPER.escapees(proc.token) if _launching(e, proc)]
         if not pending or time.monotonic() >= deadline:
@@ -100,7 +100,12 @@ def _audit_git(proc: Proc) -> list[str]:
 
 async def _audited(proc: Proc) -> list[str]:
     """``_audit_git`` in a worker thread (a walk of the workspace's changed directories), shielded so
-    a cancelled call still renames what it planted."""
+    a cancelled call still renames what it planted; on the event loop when nothing there changed
+    (``audit_git_now``: the same look, a few ``lstat``s)."""
+    if not isinstance(proc.sandbox, SandboxPolicy):
+        return []
+    if (cheap := proc.sandbox.audit_git_now()) is not None:
+        return cheap
     with anyio.CancelScope(shield=True):
         notes = await anyio.to_thread.run_sync(_audit_git, proc)
     return notes

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TextIO
 
 import anyio
+import sniffio
 
 from owltui.agent.services import Sandbox, Scrubber
 from owltui.policy.sandbox.env import child_env
@@ -40,6 +41,7 @@ from owltui.tools.exec.signals import group_alive as group_alive
 from owltui.tools.exec.signals import signal_group
 from owltui.tools.exec.spawn import start_shell
 from owltui.tools.exec.subreaper import become_subreaper
+from owltui.tools.exec.wake import wait_news
 
 KILL_GRACE = 2.0
 HEAD_CHARS, HEAD_LINES = 20_000, 800
@@ -231,12 +233,14 @@ class Proc:
         self.sink = OutputSink(spill_dir or default_spill_dir(), scrubber)
         self.started = time.time()
         self.exit_code: int | None = None
+        self.ended_at: float | None = None  # monotonic, once the shell was reaped
         self.killed = False
         self._cond = threading.Condition()
         self._version = 0
         self._done = False
         self._ended = threading.Event()  # set with _done: a wait for the end wakes on nothing else
         self._listeners: list[Callable[[Proc], None]] = []
+        self._wakers: list[Callable[[], None]] = []  # async waiters: called (under _cond) on news
         self.argv = [_shell(), "-c", command]
         self._popen = start_shell(self.argv, cwd, env, self.sandbox)
         self.pid = self.pgid = self._popen.pid
@@ -261,6 +265,8 @@ class Proc:
         with self._cond:
             self._version += 1
             self._cond.notify_all()
+            for wake in self._wakers:
+                wake()
 
     def _pump(self) -> None:
         assert self._popen.stdout is not None
@@ -300,6 +306,7 @@ class Proc:
                 os.close(pidfd)
             self.sink.write(decoder.close())
             code = self._popen.wait()
+            self.ended_at = time.monotonic()
             self.sink.close()
             with contextlib.suppress(OSError):
                 self._popen.stdout.close()
@@ -310,6 +317,8 @@ class Proc:
                 listeners, self._listeners = self._listeners, []
                 self._version += 1
                 self._cond.notify_all()
+                for wake in self._wakers:
+                    wake()
             for listener in listeners:
                 with contextlib.suppress(Exception):
                     listener(self)
@@ -335,11 +344,17 @@ class Proc:
         return self._version
 
     async def wait_change(self, version: int, within: float, gap: float = 0.0) -> int:
-        """Wait (at most ``within`` s, in short slices so an abandoned wait ends soon) for news,
-        gathering what follows it for ``gap`` s (see ``wait_change_sync``)."""
-        return await anyio.to_thread.run_sync(
-            self.wait_change_sync, version, max(0.0, min(within, 0.25)), gap, abandon_on_cancel=True
+        """Wait (at most ``within`` s, in short slices so an abandoned wait ends soon) for news, gathering
+        what follows it for ``gap`` s (``wait_change_sync``); on asyncio without a worker (``wake``)."""
+        within = max(0.0, min(within, 0.25))
+        if sniffio.current_async_library() != "asyncio":
+            return await anyio.to_thread.run_sync(
+                self.wait_change_sync, version, within, gap, abandon_on_cancel=True
+            )
+        await wait_news(
+            self._cond, self._wakers, lambda: self._version != version, lambda: self._done, within, gap
         )
+        return self._version
 
     async def wait(self, within: float | None = None, clock: Callable[[], float] = time.monotonic) -> bool:
         """Wait until the command ends or ``within`` seconds pass on ``clock`` (a clock that stops

@@ -73,6 +73,7 @@ class Reaper:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._scan_lock = threading.Lock()
+        self.last_scan = -1.0  # when (monotonic) the last completed scan began
         self._cond = threading.Condition(self._lock)
         self._seq = itertools.count(1)
         self._origins: dict[str, Origin] = {}
@@ -185,6 +186,12 @@ class Reaper:
             return None
         return self._by_sid.get(st.sid)
 
+    def scan_since(self, moment: float | None) -> None:
+        """``scan``, unless one that began at or after ``moment`` (monotonic: a command's end) has
+        completed: it saw all there is to see of that command (each scan waits for the last)."""
+        if moment is None or self.last_scan < moment:
+            self.scan()
+
     def scan(self) -> list[Escapee]:
         """Look at OwlTUI's children now: record escaped processes, reap attributable zombies, tell
         the listeners. Returns the escaped processes found by this scan."""
@@ -193,6 +200,7 @@ class Reaper:
         found: list[Escapee] = []
         ended: list[Escapee] = []
         with self._scan_lock:
+            began = time.monotonic()
             me = os.getpid()
             my_sid = self._my_sid = os.getsid(0)
             with self._lock:
@@ -249,6 +257,7 @@ class Reaper:
                 if pid not in kids:  # gone without a zombie we could see (reaped elsewhere)
                     ended.append(self._end(esc, None))
             self._prune(origins, kids, live_shells)
+            self.last_scan = began
             with self._lock:
                 if self._busy():
                     self._wake()

@@ -162,7 +162,9 @@ class JobManager:
 
     def _collect(self, proc: Proc) -> tuple[list[EscapedJob], list[EscapedJob]]:
         self.watch(proc)
-        REAPER.scan()  # what it finds is taken below (not announced by ``_found``: not settled yet)
+        # what it finds is taken below (not announced by ``_found``: not settled yet); a scan since
+        # the command's end (the bash tool's, a moment ago) has seen it all
+        REAPER.scan_since(proc.ended_at if proc.done else None)
         self._settled.add(proc.token)
         entries: list[EscapedJob] = []
         fresh: list[EscapedJob] = []
