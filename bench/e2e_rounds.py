@@ -25,147 +25,59 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scripted_wire
+from scripted_wire import ScriptedHandler, answer, tool_call, tool_results
 
 # ---------------------------------------------------------------------------------------------
 # the server (runs in its own process: python bench/e2e_rounds.py --serve DIR)
 
 
-def _chunk(delta: dict[str, Any], finish: str | None = None, usage: bool = False) -> bytes:
-    body: dict[str, Any] = {
-        "id": "c1",
-        "object": "chat.completion.chunk",
-        "model": "bench",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-    if usage:
-        body["usage"] = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
-    return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
+class Rounds(ScriptedHandler):
+    """``rounds-N``: a ``read`` call until the request carries N tool results, then an answer;
+    ``events-N``: an answer of N text deltas. The first request is kept for the floor's shape."""
+
+    model_id = "rounds-10"
+    first: Path
+
+    def frames(self, raw: bytes) -> list[bytes]:
+        data = json.loads(raw)
+        if not self.first.exists():
+            self.first.write_bytes(raw)
+        kind, _, n = str(data.get("model", "rounds-1")).partition("-")
+        target, done = int(n or 1), len(tool_results(data))
+        if kind == "rounds" and done < target:
+            return tool_call(f"call_{done}", "read", {"path": "f.txt"})
+        if kind == "events":
+            return answer(*(f"w{i} " for i in range(target)))
+        return answer("All done.")
 
 
 def serve(directory: Path) -> None:
-    first = directory / "first_request.json"
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def setup(self) -> None:
-            super().setup()
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-        def handle(self) -> None:
-            try:
-                super().handle()
-            except ConnectionError:
-                pass
-
-        def do_GET(self) -> None:
-            body = json.dumps({"data": [{"id": "rounds-10"}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            data = json.loads(raw)
-            if not first.exists():
-                first.write_bytes(raw)
-            kind, _, n = str(data.get("model", "rounds-1")).partition("-")
-            target = int(n or 1)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            done = sum(1 for m in data.get("messages", []) if m.get("role") == "tool")
-            out: list[bytes] = [_chunk({"role": "assistant", "content": ""})]
-            if kind == "rounds" and done < target:
-                call = {
-                    "index": 0,
-                    "id": f"call_{done}",
-                    "type": "function",
-                    "function": {"name": "read", "arguments": ""},
-                }
-                out.append(_chunk({"tool_calls": [call]}))
-                out.append(
-                    _chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"path": "f.txt"}'}}]})
-                )
-                out.append(_chunk({}, "tool_calls", usage=True))
-            elif kind == "events":
-                out.extend(_chunk({"content": f"w{i} "}) for i in range(target))
-                out.append(_chunk({}, "stop", usage=True))
-            else:
-                out.append(_chunk({"content": "All done."}))
-                out.append(_chunk({}, "stop", usage=True))
-            out.append(b"data: [DONE]\n\n")
-            framed = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in out)
-            self.wfile.write(framed + b"0\r\n\r\n")
-            self.wfile.flush()
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    (directory / "port").write_text(str(httpd.server_address[1]))
-    httpd.serve_forever()
+    Rounds.first = directory / "first_request.json"
+    scripted_wire.serve(Rounds, directory)
 
 
 # ---------------------------------------------------------------------------------------------
 # the floor client (runs in its own process: python bench/e2e_rounds.py --floor URL MODEL DIR)
 
 
-def floor(url: str, model: str, directory: Path) -> None:
-    import httpx
+def read_numbered(name: str, args: dict[str, Any]) -> str:
+    with open(args["path"], encoding="utf-8") as fh:
+        return "".join(f"{i}\t{line}" for i, line in enumerate(fh, 1))
 
+
+def floor(url: str, model: str, directory: Path) -> None:
     shape = json.loads((directory / "first_request.json").read_text())
-    messages: list[dict[str, Any]] = [m for m in shape["messages"] if m["role"] == "system"]
-    messages.append({"role": "user", "content": "go"})
-    with httpx.Client(timeout=60) as client:
-        while True:
-            body = {"model": model, "messages": messages, "tools": shape.get("tools", []), "stream": True}
-            text: list[str] = []
-            calls: dict[int, dict[str, Any]] = {}
-            with client.stream("POST", url + "/chat/completions", json=body) as resp:
-                for line in resp.iter_lines():
-                    if not line.startswith("data: ") or line == "data: [DONE]":
-                        continue
-                    delta = json.loads(line[6:])["choices"][0]["delta"]
-                    if delta.get("content"):
-                        text.append(delta["content"])
-                    for tc in delta.get("tool_calls") or ():
-                        slot = calls.setdefault(tc["index"], {"id": "", "name": "", "arguments": ""})
-                        slot["id"] = tc.get("id") or slot["id"]
-                        fn = tc.get("function") or {}
-                        slot["name"] = fn.get("name") or slot["name"]
-                        slot["arguments"] += fn.get("arguments") or ""
-            message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
-            if not calls:
-                sys.stdout.write("".join(text) + "\n")
-                return
-            message["tool_calls"] = [
-                {
-                    "id": c["id"],
-                    "type": "function",
-                    "function": {"name": c["name"], "arguments": c["arguments"]},
-                }
-                for c in calls.values()
-            ]
-            messages.append(message)
-            for c in calls.values():
-                args = json.loads(c["arguments"])
-                with open(args["path"], encoding="utf-8") as fh:
-                    content = "".join(f"{i}\t{line}" for i, line in enumerate(fh, 1))
-                messages.append({"role": "tool", "tool_call_id": c["id"], "content": content})
+    scripted_wire.floor(url, model, shape, read_numbered)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -36,65 +36,38 @@ import io
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scripted_wire
+from scripted_wire import ScriptedHandler, answer, tool_call
 
 FIRST = 100  # rounds before the first snapshot: start-up and warm caches are not per-round cost
 
 
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-    body: dict[str, Any] = {"id": "c1", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-    if finish is not None:
-        body["usage"] = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
-    return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
+class Rounds(ScriptedHandler):
+    """Model ``rounds-N``: an ``ls`` call until the request carries N tool results, then an answer
+    (the body is searched, not parsed: the server's cost stays small beside the client's)."""
+
+    model_id = "rounds-10"
+
+    def frames(self, raw: bytes) -> list[bytes]:
+        found = re.search(rb'"model":"rounds-(\d+)"', raw)
+        done = raw.count(b'"role":"tool"')
+        if done < (int(found.group(1)) if found else 1):
+            return tool_call(f"call_{done}", "ls", {"path": "."})
+        return answer("All done.")
 
 
 def serve(directory: Path) -> None:
-    """Model ``rounds-N``: an ``ls`` call until the request carries N tool results, then an answer."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def setup(self) -> None:
-            super().setup()
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            found = re.search(rb'"model":"rounds-(\d+)"', raw)
-            target = int(found.group(1)) if found else 1
-            done = raw.count(b'"role":"tool"')
-            out = [_chunk({"role": "assistant", "content": ""})]
-            if done < target:
-                call = {"index": 0, "id": f"call_{done}", "type": "function"}
-                out.append(_chunk({"tool_calls": [{**call, "function": {"name": "ls", "arguments": ""}}]}))
-                out.append(_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"path": "."}'}}]}))
-                out.append(_chunk({}, "tool_calls"))
-            else:
-                out += [_chunk({"content": "All done."}), _chunk({}, "stop")]
-            out.append(b"data: [DONE]\n\n")
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            self.wfile.write(b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in out) + b"0\r\n\r\n")
-            self.wfile.flush()
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    (directory / "port").write_text(str(httpd.server_address[1]))
-    httpd.serve_forever()
+    scripted_wire.serve(Rounds, directory)
 
 
 def _resident() -> int:

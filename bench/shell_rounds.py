@@ -33,18 +33,18 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from e2e_rounds import _chunk, owltui_cmd, timed
+import scripted_wire
+from e2e_rounds import owltui_cmd, timed
+from scripted_wire import ScriptedHandler, answer, tool_call, tool_results
 
 PI_DEFAULT = Path.home() / ".cache/owltui-bench/pi/node_modules/.bin/pi"
 CALLS = {"bash": ("bash", {"command": "ls"}), "ls": ("ls", {"path": "."})}
@@ -53,74 +53,33 @@ CALLS = {"bash": ("bash", {"command": "ls"}), "ls": ("ls", {"path": "."})}
 # the server (its own process: python bench/shell_rounds.py --serve DIR)
 
 
+class Shell(ScriptedHandler):
+    """``bash-N`` / ``ls-N``: that call until the request carries N tool results, then an answer;
+    ``probe-1``: one ``bash`` call running ``DIR/probe_command``, its result kept in
+    ``DIR/probe_result.json``. The first request of each kind is kept for the floor's shape."""
+
+    model_id = "bash-10"
+    directory: Path
+
+    def frames(self, raw: bytes) -> list[bytes]:
+        data = json.loads(raw)
+        kind, _, n = str(data.get("model", "bash-1")).partition("-")
+        first = self.directory / f"first_{kind}.json"  # OwlTUI runs first: the floor copies its shape
+        if not first.exists():
+            first.write_bytes(raw)
+        results = tool_results(data)
+        if kind == "probe" and results:
+            (self.directory / "probe_result.json").write_text(json.dumps(results[-1].get("content")))
+        if len(results) >= int(n or 1) or kind not in (*CALLS, "probe"):
+            return answer("All done.")
+        if kind == "probe":
+            return tool_call("call_0", "bash", {"command": (self.directory / "probe_command").read_text()})
+        return tool_call(f"call_{len(results)}", *CALLS[kind])
+
+
 def serve(directory: Path) -> None:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def setup(self) -> None:
-            super().setup()
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-        def handle(self) -> None:
-            try:
-                super().handle()
-            except ConnectionError:
-                pass
-
-        def do_GET(self) -> None:
-            body = json.dumps({"data": [{"id": "bash-10"}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-            data = json.loads(raw)
-            kind, _, n = str(data.get("model", "bash-1")).partition("-")
-            target = int(n or 1)
-            first = directory / f"first_{kind}.json"  # OwlTUI runs first: the floor copies its shape
-            if not first.exists():
-                first.write_bytes(raw)
-            results = [m for m in data.get("messages", []) if m.get("role") == "tool"]
-            if kind == "probe" and results:
-                (directory / "probe_result.json").write_text(json.dumps(results[-1].get("content")))
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            out: list[bytes] = [_chunk({"role": "assistant", "content": ""})]
-            if len(results) < target and kind in (*CALLS, "probe"):
-                if kind == "probe":
-                    name, arguments = "bash", {"command": (directory / "probe_command").read_text()}
-                else:
-                    name, arguments = CALLS[kind]
-                call = {
-                    "index": 0,
-                    "id": f"call_{len(results)}",
-                    "type": "function",
-                    "function": {"name": name, "arguments": ""},
-                }
-                out.append(_chunk({"tool_calls": [call]}))
-                args = json.dumps(arguments)
-                out.append(_chunk({"tool_calls": [{"index": 0, "function": {"arguments": args}}]}))
-                out.append(_chunk({}, "tool_calls", usage=True))
-            else:
-                out.append(_chunk({"content": "All done."}))
-                out.append(_chunk({}, "stop", usage=True))
-            out.append(b"data: [DONE]\n\n")
-            framed = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in out)
-            self.wfile.write(framed + b"0\r\n\r\n")
-            self.wfile.flush()
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    (directory / "port").write_text(str(httpd.server_address[1]))
-    httpd.serve_forever()
+    Shell.directory = directory
+    scripted_wire.serve(Shell, directory)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,50 +94,8 @@ def run_tool(name: str, args: dict[str, Any]) -> str:
 
 
 def floor(url: str, model: str, directory: Path) -> None:
-    import httpx
-
-    kind = model.partition("-")[0]
-    shape = json.loads((directory / f"first_{kind}.json").read_text())
-    messages: list[dict[str, Any]] = [m for m in shape["messages"] if m["role"] == "system"]
-    messages.append({"role": "user", "content": "go"})
-    with httpx.Client(timeout=60) as client:
-        while True:
-            body = {"model": model, "messages": messages, "tools": shape.get("tools", []), "stream": True}
-            text: list[str] = []
-            calls: dict[int, dict[str, Any]] = {}
-            with client.stream("POST", url + "/chat/completions", json=body) as resp:
-                for line in resp.iter_lines():
-                    if not line.startswith("data: ") or line == "data: [DONE]":
-                        continue
-                    delta = json.loads(line[6:])["choices"][0]["delta"]
-                    if delta.get("content"):
-                        text.append(delta["content"])
-                    for tc in delta.get("tool_calls") or ():
-                        slot = calls.setdefault(tc["index"], {"id": "", "name": "", "arguments": ""})
-                        slot["id"] = tc.get("id") or slot["id"]
-                        fn = tc.get("function") or {}
-                        slot["name"] = fn.get("name") or slot["name"]
-                        slot["arguments"] += fn.get("arguments") or ""
-            if not calls:
-                sys.stdout.write("".join(text) + "\n")
-                return
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": "".join(text) or None,
-                    "tool_calls": [
-                        {
-                            "id": c["id"],
-                            "type": "function",
-                            "function": {"name": c["name"], "arguments": c["arguments"]},
-                        }
-                        for c in calls.values()
-                    ],
-                }
-            )
-            for c in calls.values():
-                content = run_tool(c["name"], json.loads(c["arguments"]))
-                messages.append({"role": "tool", "tool_call_id": c["id"], "content": content})
+    shape = json.loads((directory / f"first_{model.partition('-')[0]}.json").read_text())
+    scripted_wire.floor(url, model, shape, run_tool)
 
 
 # ---------------------------------------------------------------------------------------------
