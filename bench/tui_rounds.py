@@ -9,6 +9,7 @@ PageUp reaches the first message. The floor is the same runtime driving the same
 the TUI (in the same process, alternating): the figures are given as TUI / floor.
 
     PYTHONPATH=/work/main python bench/tui_rounds.py [--rounds 1000] [--repeat 2] [--top 12]
+        [--marks 500 1000] [--blocks 40]
 """
 
 from __future__ import annotations
@@ -41,9 +42,10 @@ from owltui.ui.boot import Boot, Started
 from owltui.ui.themes.loader import PACKAGE_THEMES
 from owltui.ui.widgets.blocks import InputBlock
 
-MARKS = (100, 500)
+MARKS: tuple[int, ...] = (100, 500)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 PACE = 0.002
+BLOCKS: int | None = None  # the conversation's block cap (None: the app's default)
 
 
 class PacedModel(ScriptedModel):
@@ -134,7 +136,7 @@ async def tui(n: int, workspace: Path, home: Path, trace: bool) -> tuple[Rounds,
         return Started(runtime, keymap=dict(runtime.config.keys), close=lambda: anyio.run(runtime.aclose))
 
     boot = Boot(start, workspace)
-    app = OwlApp(boot, AppOptions(theme_dirs=[PACKAGE_THEMES], cursor_blink=False))
+    app = OwlApp(boot, AppOptions(theme_dirs=[PACKAGE_THEMES], cursor_blink=False, max_blocks=BLOCKS))
     waiting: dict[str, Any] = {}
     keys: list[float] = []
     original = app._display
@@ -203,9 +205,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--marks", type=int, nargs="*", default=[500], help="rounds measured between 100 and N")
+    ap.add_argument("--blocks", type=int, default=None, help="the conversation's block cap")
     ap.add_argument("--top", type=int, default=0, help="show the largest growths (tracemalloc snapshots)")
     args = ap.parse_args()
     n = args.rounds
+    global MARKS, BLOCKS
+    MARKS, BLOCKS = (100, *args.marks), args.blocks
     if args.top:
         tracemalloc.start(4)
     growth: dict[str, list[float]] = {"tui": [], "floor": []}

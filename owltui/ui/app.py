@@ -26,7 +26,7 @@ from textual.screen import Screen
 from owltui.ui.app_options import AppOptions
 from owltui.ui.boot import Boot, RuntimeBuilt, Typed
 from owltui.ui.main_actions import MainScreenActions
-from owltui.ui.textual_compat import alt_enter_distinct, install_alt_enter
+from owltui.ui.textual_compat import alt_enter_distinct, install_alt_enter, release_styles_caches
 from owltui.ui.themes.choice import save_choices, use_themes
 from owltui.ui.themes.loader import load_themes
 
@@ -49,6 +49,7 @@ __all__ = ["OwlApp", "run_tui"]
 MAIN_MODE = "main"  # the main screen's mode, when the app started on the first frame (see ``_hand_over``)
 
 install_alt_enter()
+release_styles_caches()
 
 
 class OwlApp(MainScreenActions, App[int]):

@@ -16,6 +16,11 @@
   traceback with local variables in the private ``App._exit_renderables``, printed once the terminal
   is restored. OwlTUI writes the traceback to a log and prints one line instead, so the list is
   emptied.
+- ``release_styles_caches``: Textual memoizes ``StylesCache.get_inner_outer`` (two styles made from
+  two colours) with ``functools.lru_cache`` on the method, so the cache's keys hold the instance:
+  up to 1,024 ``StylesCache`` objects, each with every line it rendered, outlive their widgets (a long
+  turn mounts and drops blocks all the time: ~15 kB a round until the cache is full). The method is
+  replaced by one memoized on the two colours alone, which is what it depends on.
 
 Beside it, public facts only: ``alt_enter_distinct``, whether this terminal tells Alt+Enter apart
 anyway (Textual turns on the kitty keyboard protocol, where the terminal has it Alt+Enter is its own
@@ -26,9 +31,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
+from textual._styles_cache import StylesCache
 from textual.app import App
+from textual.color import Color
+from textual.style import Style
 from textual.widget import Widget
 
 # terminals that speak the kitty keyboard protocol (Textual enables it): Alt+Enter is its own key
@@ -64,6 +73,24 @@ def install_alt_enter() -> None:
 
     table: dict[str, Any] = ANSI_SEQUENCES_KEYS  # type: ignore[assignment]
     table.setdefault("\x1b\r", (_KeyName("alt+enter"),))
+
+
+TEXTUAL_INNER_OUTER = StylesCache.__dict__["get_inner_outer"]  # Textual's own (tests show it leaks)
+
+
+@lru_cache(1024)
+def _inner_outer(base_background: Color, background: Color) -> tuple[Style, Style]:
+    return Style(background=base_background + background), Style(background=base_background)
+
+
+def _get_inner_outer(_cache: StylesCache, base_background: Color, background: Color) -> tuple[Style, Style]:
+    return _inner_outer(base_background, background)
+
+
+def release_styles_caches() -> None:
+    """A widget's ``StylesCache`` dies with it (see the module's docstring); calling it again changes
+    nothing."""
+    setattr(StylesCache, "get_inner_outer", _get_inner_outer)  # noqa: B010 - a method of Textual's class
 
 
 def follows_bottom(widget: Widget) -> bool:

@@ -5,22 +5,33 @@ when Textual changes it, before a user finds the workaround silently gone (or no
 ``textual._ansi_sequences.ANSI_SEQUENCES_KEYS``, whose tuple values are ``Keys`` members it reads
 ``.value`` of, and ESC CR is not in it. ``follows_bottom``: Textual keeps whether the user scrolled
 an anchored widget away in ``Widget._anchor_released``, set by scrolling up, cleared by ``anchor()``
-and by scrolling back to the bottom."""
+and by scrolling back to the bottom. ``release_styles_caches``: Textual's ``StylesCache.get_inner_outer``
+is an ``lru_cache`` on the method, whose keys keep every instance it saw."""
 
 from __future__ import annotations
 
+import gc
 import time
+import weakref
 
 import pytest
 from textual import events
 from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
+from textual._styles_cache import StylesCache
 from textual._xterm_parser import XTermParser
 from textual.app import App, ComposeResult
+from textual.color import Color
 from textual.containers import VerticalScroll
 from textual.keys import Keys
 from textual.widgets import Static
 
-from owltui.ui.textual_compat import drop_exit_traceback, follows_bottom, install_alt_enter
+from owltui.ui.textual_compat import (
+    TEXTUAL_INNER_OUTER,
+    drop_exit_traceback,
+    follows_bottom,
+    install_alt_enter,
+    release_styles_caches,
+)
 
 ESC_CR = "\x1b\r"
 
@@ -105,3 +116,51 @@ def test_an_uncaught_exception_reaches_the_hook_and_its_traceback_can_be_dropped
     assert app.return_code == 1
     captured = capsys.readouterr()
     assert "nothing catches this" not in captured.err + captured.out
+
+
+BASE, BACK = Color(10, 20, 30), Color(200, 100, 0, 0.5)
+
+
+def test_textuals_inner_outer_keeps_every_styles_cache_it_saw() -> None:
+    cache = StylesCache()
+    kept = weakref.ref(cache)
+    TEXTUAL_INNER_OUTER(cache, BASE, BACK)
+    del cache
+    gc.collect()
+    assert kept() is not None  # still needed: Textual's memo holds the instance
+
+
+def test_with_the_workaround_a_styles_cache_dies_with_its_widget() -> None:
+    release_styles_caches()
+    release_styles_caches()
+    cache = StylesCache()
+    kept = weakref.ref(cache)
+    assert cache.get_inner_outer(BASE, BACK) == TEXTUAL_INNER_OUTER(StylesCache(), BASE, BACK)
+    del cache
+    gc.collect()
+    assert kept() is None
+
+
+@pytest.mark.anyio
+async def test_blocks_mounted_and_removed_leave_no_styles_cache_behind() -> None:
+    release_styles_caches()
+
+    class Churn(App[None]):
+        def compose(self) -> ComposeResult:
+            yield VerticalScroll()
+
+    app = Churn()
+    async with app.run_test(size=(40, 10)) as pilot:
+        scroll = app.query_one(VerticalScroll)
+        gc.collect()
+        before = sum(type(o) is StylesCache for o in gc.get_objects())
+        for round_ in range(30):
+            block = Static(f"block {round_}")
+            block.styles.background = Color(round_ * 8, 0, 0)
+            await scroll.mount(block)
+            await pilot.pause()
+            await block.remove()
+        await pilot.pause()
+        gc.collect()
+        after = sum(type(o) is StylesCache for o in gc.get_objects())
+    assert after - before < 5
