@@ -357,6 +357,11 @@ class SandboxPolicy:
         with self._git_lock:
             return self._audit_locked()
 
+    def git_look_cheap(self) -> bool:
+        """The git look before a command (``plan``) would read no directory again (``GitAudit.quiet``):
+        starting a command is then fit for the event loop."""
+        return self.mode != "workspace-write" or self._git.quiet()
+
     def audit_git_now(self) -> list[str] | None:
         """``audit_git`` if it is cheap now (``GitAudit.quiet``, the lock free: fit for the event
         loop); else None (call ``audit_git`` from a worker thread)."""

@@ -35,6 +35,7 @@ from owltui.tools.exec.escapees import Escapee
 from owltui.tools.exec.proc import PROGRESS_GAP, Proc, default_spill_dir
 from owltui.tools.exec.procfs import read_cmdline
 from owltui.tools.exec.reaper import REAPER
+from owltui.tools.exec.spawn import SPAWNER
 from owltui.tools.jobs.entries import EscapedJob, Job, escaped_note
 from owltui.tools.jobs.tools import job_result
 
@@ -91,6 +92,17 @@ async def _let_escapees_exec(proc: Proc, within: float = EXEC_GRACE) -> None:
         await anyio.sleep(0.005)
         for esc in pending:
             esc.command = read_cmdline(esc.pid)
+
+
+def _start_is_cheap(sandbox: Sandbox, sandboxed: bool) -> bool:
+    """Starting the command costs about a millisecond (the git look reads nothing again and the fork
+    server is up, or no sandbox applies: ``Popen`` vforks): it is done on the event loop, sparing two
+    thread hand-offs."""
+    if not isinstance(sandbox, SandboxPolicy):
+        return False
+    if not sandboxed or not sandbox.enforced:
+        return True
+    return sandbox.git_look_cheap() and SPAWNER.ready
 
 
 def _audit_git(proc: Proc) -> list[str]:
@@ -234,10 +246,11 @@ class BashTool:
             scrubber=ctx.services.redactor,
         )
         try:
-            # the git look before the command and a sandboxed fork (several ms) off the event loop;
-            # shielded, so a process that was started is always owned by what follows
-            with anyio.CancelScope(shield=True):
-                proc = await anyio.to_thread.run_sync(start)
+            if _start_is_cheap(sandbox_for(ctx), sandboxed):
+                proc = start()
+            else:  # a git look that reads directories, or a fork of OwlTUI: off the event loop
+                with anyio.CancelScope(shield=True):  # a process that was started is always owned
+                    proc = await anyio.to_thread.run_sync(start)
         except OSError as exc:
             raise ToolError(f"Could not start the shell: {exc}") from exc
         if jobs is not None:

@@ -103,7 +103,7 @@ class Reaper:
             if not self._atexit:
                 self._atexit = True
                 atexit.register(self.kill_all)
-            self._wake()
+            self._wake(now=False)  # a command that just started has nothing to see yet
 
     def subscribe(self, found: Listener | None = None, ended: Listener | None = None) -> Callable[[], None]:
         """Listeners are called from whichever thread scans, never under the reaper's lock."""
@@ -140,14 +140,21 @@ class Reaper:
         nobody claimed that may become zombies to reap (every second)."""
         return bool(self._zombies or self._strays) or self._urgent()
 
-    def _wake(self) -> None:
+    def _wake(self, now: bool = True) -> None:
+        """Make sure the watcher runs; ``now``: scan at once, else at its next interval."""
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="owltui-reaper", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, args=(now,), name="owltui-reaper", daemon=True
+                )
                 self._thread.start()
-            self._cond.notify_all()
+            elif now:
+                self._cond.notify_all()
 
-    def _run(self) -> None:
+    def _run(self, now: bool = True) -> None:
+        if not now:
+            with self._cond:
+                self._cond.wait(SCAN_INTERVAL)
         while True:
             with self._cond:
                 if not self._busy():

@@ -101,6 +101,11 @@ class Spawner:
     def server_pid(self) -> int | None:
         return self._server.pid if self._server is not None and self._server.poll() is None else None
 
+    @property
+    def ready(self) -> bool:
+        """A command started now goes through the running server (no start of it, no fork of OwlTUI)."""
+        return self.enabled and self.broken is None and self._sock is not None and self._owner == os.getpid()
+
     def _launch(self) -> bool:
         if not sys.executable:
             return self._fail("no Python interpreter to run it")
