@@ -8,7 +8,7 @@ phase (``boot``: the first frame, the start-up thread, the failure path) until i
 and swaps the main screen in. So it imports Textual and light modules only: the command layer and the
 agent come in with the runtime. The work is in helpers: ``main_actions`` (the main screen's keys and
 messages), ``lifecycle``, ``transcript``, ``input_routing``, ``actions``, ``themes.choice``,
-``textual_compat`` (Alt+Enter), ``crash`` (what nothing caught), ``launch`` (``run_tui``)."""
+``textual_compat`` (Alt+Enter, styles caches), ``crash`` (what nothing caught), ``launch`` (``run_tui``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from textual.screen import Screen
 from owltui.ui.app_options import AppOptions
 from owltui.ui.boot import Boot, RuntimeBuilt, Typed
 from owltui.ui.main_actions import MainScreenActions
-from owltui.ui.textual_compat import alt_enter_distinct, install_alt_enter, release_styles_caches
+from owltui.ui.textual_compat import alt_enter_distinct, install_workarounds
 from owltui.ui.themes.choice import save_choices, use_themes
 from owltui.ui.themes.loader import load_themes
 
@@ -48,8 +48,7 @@ __all__ = ["OwlApp", "run_tui"]
 
 MAIN_MODE = "main"  # the main screen's mode, when the app started on the first frame (see ``_hand_over``)
 
-install_alt_enter()
-release_styles_caches()
+install_workarounds()
 
 
 class OwlApp(MainScreenActions, App[int]):

@@ -93,6 +93,12 @@ def release_styles_caches() -> None:
     setattr(StylesCache, "get_inner_outer", _get_inner_outer)  # noqa: B010 - a method of Textual's class
 
 
+def install_workarounds() -> None:
+    """The app's two: ``install_alt_enter`` and ``release_styles_caches``."""
+    install_alt_enter()
+    release_styles_caches()
+
+
 def follows_bottom(widget: Widget) -> bool:
     """``widget`` is anchored and the user has not scrolled away (see the module's docstring)."""
     released: bool = widget._anchor_released
