@@ -22,7 +22,6 @@ present (the driver unsets ``PYTHONDONTWRITEBYTECODE`` for its children).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -34,14 +33,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import scripted_wire
-from scripted_wire import ScriptedHandler, answer, tool_call, tool_results
+import scripted_wire as wire
 
 # ---------------------------------------------------------------------------------------------
 # the server (runs in its own process: python bench/e2e_rounds.py --serve DIR)
 
 
-class Rounds(ScriptedHandler):
+class Rounds(wire.ScriptedHandler):
     """``rounds-N``: a ``read`` call until the request carries N tool results, then an answer;
     ``events-N``: an answer of N text deltas. The first request is kept for the floor's shape."""
 
@@ -53,17 +51,17 @@ class Rounds(ScriptedHandler):
         if not self.first.exists():
             self.first.write_bytes(raw)
         kind, _, n = str(data.get("model", "rounds-1")).partition("-")
-        target, done = int(n or 1), len(tool_results(data))
+        target, done = int(n or 1), len(wire.tool_results(data))
         if kind == "rounds" and done < target:
-            return tool_call(f"call_{done}", "read", {"path": "f.txt"})
+            return wire.tool_call(f"call_{done}", "read", {"path": "f.txt"})
         if kind == "events":
-            return answer(*(f"w{i} " for i in range(target)))
-        return answer("All done.")
+            return wire.answer(*(f"w{i} " for i in range(target)))
+        return wire.answer("All done.")
 
 
 def serve(directory: Path) -> None:
     Rounds.first = directory / "first_request.json"
-    scripted_wire.serve(Rounds, directory)
+    wire.serve(Rounds, directory)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -77,16 +75,11 @@ def read_numbered(name: str, args: dict[str, Any]) -> str:
 
 def floor(url: str, model: str, directory: Path) -> None:
     shape = json.loads((directory / "first_request.json").read_text())
-    scripted_wire.floor(url, model, shape, read_numbered)
+    wire.floor(url, model, shape, read_numbered)
 
 
 # ---------------------------------------------------------------------------------------------
 # the driver
-
-
-def owltui_cmd() -> list[str]:
-    script = Path(sys.executable).with_name("owltui")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "owltui.cli"]
 
 
 PEAKS: dict[str, list[float]] = {}
@@ -112,58 +105,21 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path, label: str = "") -> fl
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--serve", type=Path)
-    ap.add_argument("--floor", nargs=3, metavar=("URL", "MODEL", "DIR"))
-    ap.add_argument("--pairs", type=int, default=5)
-    ap.add_argument("--rounds", type=int, nargs=2, default=(10, 150))
+    ap = wire.arguments()
     ap.add_argument("--events", type=int, nargs=2, default=(4000, 40000))
     args = ap.parse_args()
-    if args.serve:
-        serve(args.serve)
-        return
-    if args.floor:
-        floor(args.floor[0], args.floor[1], Path(args.floor[2]))
+    if wire.child_role(args, serve, floor):
         return
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "f.txt").write_text("".join(f"line {i} of a small file\n" for i in range(20)))
-        server = subprocess.Popen([sys.executable, __file__, "--serve", str(work)])
+        server, url = wire.start_server(__file__, work)
         try:
-            while not (work / "port").exists():
-                time.sleep(0.01)
-            url = f"http://127.0.0.1:{(work / 'port').read_text()}/v1"
-            env = {
-                k: v
-                for k, v in os.environ.items()
-                if not k.endswith("_API_KEY") and k != "PYTHONDONTWRITEBYTECODE"
-            }
-            env.update(
-                XDG_DATA_HOME=str(work / "data"), XDG_CONFIG_HOME=str(work / "cfg"), OPENAI_API_KEY="x"
-            )
+            env = wire.bench_env(work)
 
             def ours(model: str) -> float:
-                return timed(
-                    [
-                        *owltui_cmd(),
-                        "-p",
-                        "go",
-                        "--provider",
-                        "openai",
-                        "--model",
-                        model,
-                        "--base-url",
-                        url,
-                        "--yes",
-                        "--no-session",
-                        "--max-rounds",
-                        "1000",
-                    ],
-                    env,
-                    work,
-                    f"owltui {model}",
-                )
+                return timed([*wire.print_mode(url), "--model", model], env, work, f"owltui {model}")
 
             def theirs(model: str) -> float:
                 return timed(

@@ -46,13 +46,12 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import scripted_wire
-from scripted_wire import ScriptedHandler, answer, tool_call
+import scripted_wire as wire
 
 FIRST = 100  # rounds before the first snapshot: start-up and warm caches are not per-round cost
 
 
-class Rounds(ScriptedHandler):
+class Rounds(wire.ScriptedHandler):
     """Model ``rounds-N``: an ``ls`` call until the request carries N tool results, then an answer
     (the body is searched, not parsed: the server's cost stays small beside the client's)."""
 
@@ -62,12 +61,12 @@ class Rounds(ScriptedHandler):
         found = re.search(rb'"model":"rounds-(\d+)"', raw)
         done = raw.count(b'"role":"tool"')
         if done < (int(found.group(1)) if found else 1):
-            return tool_call(f"call_{done}", "ls", {"path": "."})
-        return answer("All done.")
+            return wire.tool_call(f"call_{done}", "ls", {"path": "."})
+        return wire.answer("All done.")
 
 
 def serve(directory: Path) -> None:
-    scripted_wire.serve(Rounds, directory)
+    wire.serve(Rounds, directory)
 
 
 def _resident() -> int:

@@ -4,15 +4,21 @@ against it (the floor).
 
 A bench subclasses ``ScriptedHandler`` and implements ``frames(raw)``: the SSE events one
 request is answered with, built from ``chunk``, ``tool_call`` and ``answer``. ``serve`` runs it and
-writes the port to ``DIR/port``; ``floor`` runs a chat loop with sync httpx, calling ``run_tool``
+writes the port to ``DIR/port``; ``start_server`` starts a bench's own ``--serve`` and waits for it;
+``bench_env`` is the children's environment; ``print_mode(url)`` OwlTUI's command line against it
+(the model id added per run); ``floor`` runs a chat loop with sync httpx, calling ``run_tool``
 for each tool call, until the model answers.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import socket
+import subprocess
 import sys
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -140,3 +146,55 @@ def floor(
             for c in calls.values():
                 content = run_tool(c["name"], json.loads(c["arguments"]))
                 messages.append({"role": "tool", "tool_call_id": c["id"], "content": content})
+
+
+def start_server(script: str, directory: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``python SCRIPT --serve DIR`` (the bench's ``serve``), once it listens; and its base URL."""
+    server = subprocess.Popen([sys.executable, script, "--serve", str(directory)])
+    while not (directory / "port").exists():
+        time.sleep(0.01)
+    return server, f"http://127.0.0.1:{(directory / 'port').read_text()}/v1"
+
+
+def bench_env(base: Path, drop: tuple[str, ...] = ()) -> dict[str, str]:
+    """This environment without API keys (and ``drop``), with .pyc files written, config and data
+    under ``base``, a stand-in key for the scripted server."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith("_API_KEY") and k not in ("PYTHONDONTWRITEBYTECODE", *drop)
+    }
+    env.update(XDG_DATA_HOME=str(base / "data"), XDG_CONFIG_HOME=str(base / "cfg"), OPENAI_API_KEY="x")
+    return env
+
+
+def owltui_cmd() -> list[str]:
+    script = Path(sys.executable).with_name("owltui")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "owltui.cli"]
+
+
+def print_mode(url: str) -> list[str]:
+    """``owltui -p go`` against the scripted server, every call allowed, no session, rounds enough."""
+    return [*owltui_cmd(), "-p", "go", "--provider", "openai", "--base-url", url, "--yes", "--no-session",
+            "--max-rounds", "1000"]  # fmt: skip
+
+
+def arguments() -> argparse.ArgumentParser:
+    """The options every wire bench has: its two child roles, the pairs and the two round counts."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--serve", type=Path)
+    ap.add_argument("--floor", nargs=3, metavar=("URL", "MODEL", "DIR"))
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--rounds", type=int, nargs=2, default=(10, 150))
+    return ap
+
+
+def child_role(
+    args: argparse.Namespace, serve: Callable[[Path], None], floor: Callable[[str, str, Path], None]
+) -> bool:
+    """Run as the server (``--serve DIR``) or the floor (``--floor URL MODEL DIR``) when asked to."""
+    if args.serve:
+        serve(args.serve)
+    elif args.floor:
+        floor(args.floor[0], args.floor[1], Path(args.floor[2]))
+    return bool(args.serve or args.floor)

@@ -29,7 +29,6 @@ driver unsets ``PYTHONDONTWRITEBYTECODE`` for its children.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -37,14 +36,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import scripted_wire
-from e2e_rounds import owltui_cmd, timed
-from scripted_wire import ScriptedHandler, answer, tool_call, tool_results
+import scripted_wire as wire
+from e2e_rounds import timed
 
 PI_DEFAULT = Path.home() / ".cache/owltui-bench/pi/node_modules/.bin/pi"
 CALLS = {"bash": ("bash", {"command": "ls"}), "ls": ("ls", {"path": "."})}
@@ -53,7 +50,7 @@ CALLS = {"bash": ("bash", {"command": "ls"}), "ls": ("ls", {"path": "."})}
 # the server (its own process: python bench/shell_rounds.py --serve DIR)
 
 
-class Shell(ScriptedHandler):
+class Shell(wire.ScriptedHandler):
     """``bash-N`` / ``ls-N``: that call until the request carries N tool results, then an answer;
     ``probe-1``: one ``bash`` call running ``DIR/probe_command``, its result kept in
     ``DIR/probe_result.json``. The first request of each kind is kept for the floor's shape."""
@@ -67,19 +64,21 @@ class Shell(ScriptedHandler):
         first = self.directory / f"first_{kind}.json"  # OwlTUI runs first: the floor copies its shape
         if not first.exists():
             first.write_bytes(raw)
-        results = tool_results(data)
+        results = wire.tool_results(data)
         if kind == "probe" and results:
             (self.directory / "probe_result.json").write_text(json.dumps(results[-1].get("content")))
         if len(results) >= int(n or 1) or kind not in (*CALLS, "probe"):
-            return answer("All done.")
+            return wire.answer("All done.")
         if kind == "probe":
-            return tool_call("call_0", "bash", {"command": (self.directory / "probe_command").read_text()})
-        return tool_call(f"call_{len(results)}", *CALLS[kind])
+            return wire.tool_call(
+                "call_0", "bash", {"command": (self.directory / "probe_command").read_text()}
+            )
+        return wire.tool_call(f"call_{len(results)}", *CALLS[kind])
 
 
 def serve(directory: Path) -> None:
     Shell.directory = directory
-    scripted_wire.serve(Shell, directory)
+    wire.serve(Shell, directory)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -95,7 +94,7 @@ def run_tool(name: str, args: dict[str, Any]) -> str:
 
 def floor(url: str, model: str, directory: Path) -> None:
     shape = json.loads((directory / f"first_{model.partition('-')[0]}.json").read_text())
-    scripted_wire.floor(url, model, shape, run_tool)
+    wire.floor(url, model, shape, run_tool)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,19 +172,11 @@ def _fmt(values: list[float]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--serve", type=Path)
-    ap.add_argument("--floor", nargs=3, metavar=("URL", "MODEL", "DIR"))
-    ap.add_argument("--pairs", type=int, default=5)
-    ap.add_argument("--rounds", type=int, nargs=2, default=(10, 150))
+    ap = wire.arguments()
     ap.add_argument("--tools", default="bash,ls", help="which rounds to measure (bash, ls)")
     ap.add_argument("--pi", type=Path, default=PI_DEFAULT, help="the pi executable")
     args = ap.parse_args()
-    if args.serve:
-        serve(args.serve)
-        return
-    if args.floor:
-        floor(args.floor[0], args.floor[1], Path(args.floor[2]))
+    if wire.child_role(args, serve, floor):
         return
 
     lo, hi = args.rounds
@@ -195,32 +186,10 @@ def main() -> None:
         work, served = base / "ws", base / "served"
         _workspace(work)
         served.mkdir()
-        server = subprocess.Popen([sys.executable, __file__, "--serve", str(served)])
+        server, url = wire.start_server(__file__, served)
         try:
-            while not (served / "port").exists():
-                time.sleep(0.01)
-            url = f"http://127.0.0.1:{(served / 'port').read_text()}/v1"
-            env = {
-                k: v
-                for k, v in os.environ.items()
-                if not k.endswith("_API_KEY") and k not in ("PYTHONDONTWRITEBYTECODE", "OWLTUI_SANDBOX")
-            }
-            env.update(
-                XDG_DATA_HOME=str(base / "data"), XDG_CONFIG_HOME=str(base / "cfg"), OPENAI_API_KEY="x"
-            )
-            ours_cmd = [
-                *owltui_cmd(),
-                "-p",
-                "go",
-                "--provider",
-                "openai",
-                "--base-url",
-                url,
-                "--yes",
-                "--no-session",
-                "--max-rounds",
-                "1000",
-            ]
+            env = wire.bench_env(base, drop=("OWLTUI_SANDBOX",))
+            ours_cmd = wire.print_mode(url)
             pi = args.pi if args.pi.exists() else None
             pi_env = {
                 **env,
