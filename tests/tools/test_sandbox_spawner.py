@@ -15,13 +15,17 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
+from owltui.agent.cancel import CancelToken
+from owltui.agent.services import Services
+from owltui.agent.tool import ToolContext
 from owltui.policy.sandbox.child import capabilities, plan_from_wire, plan_to_wire
 from owltui.policy.sandbox.kernel import SandboxPolicy
 from owltui.policy.sandbox.landlock import Landlock
 from owltui.policy.sandbox.spawner import clone_number
-from owltui.tools.exec import spawn
+from owltui.tools.exec import bash, spawn
 from owltui.tools.exec.proc import Proc
 from owltui.tools.exec.reaper import REAPER
 from owltui.tools.exec.spawn import Spawned, Spawner
@@ -107,6 +111,26 @@ def test_signals_are_as_popen_leaves_them(spawner: Spawner, repo: Path) -> None:
 def test_the_escape_attempts_still_fail(spawner: Spawner, repo: Path, outside: Path) -> None:
     proc = confined(repo, outside, SandboxPolicy("workspace-write", repo))
     assert isinstance(proc._popen, Spawned)
+
+
+def test_a_command_started_on_the_event_loop_is_as_confined(
+    spawner: Spawner, repo: Path, outside: Path
+) -> None:
+    policy = SandboxPolicy("workspace-write", repo)
+    ctx = ToolContext(workspace=repo, cancel=CancelToken(), services=Services(sandbox=policy))
+    attack = f"touch {outside}/pwned; echo x >> .git/config; echo ran"
+
+    async def main() -> tuple[bool, str]:
+        await bash.BashTool().run(bash.BashParams(command="true"), ctx)  # the server is up, git looked at
+        cheap = bash._start_is_cheap(policy, True)
+        return cheap, (await bash.BashTool().run(bash.BashParams(command=attack), ctx)).content
+
+    cheap, content = anyio.run(main)
+    assert cheap  # the second command started on the loop, not in a worker thread
+    assert "ran" in content
+    assert not (outside / "pwned").exists()
+    if CAPS.namespaces:
+        assert "x" not in (repo / ".git" / "config").read_text()
 
 
 def test_killing_the_server_falls_back_to_the_old_start_still_confined(

@@ -31,11 +31,11 @@ from owltui.agent.services import BackgroundJobs, Sandbox
 from owltui.agent.tool import ToolContext, ToolError, ToolOutput
 from owltui.policy.sandbox.kernel import SandboxPolicy
 from owltui.tools.base import Params
+from owltui.tools.exec import spawn
 from owltui.tools.exec.escapees import Escapee
 from owltui.tools.exec.proc import PROGRESS_GAP, Proc, default_spill_dir
 from owltui.tools.exec.procfs import read_cmdline
 from owltui.tools.exec.reaper import REAPER
-from owltui.tools.exec.spawn import SPAWNER
 from owltui.tools.jobs.entries import EscapedJob, Job, escaped_note
 from owltui.tools.jobs.tools import job_result
 
@@ -102,7 +102,7 @@ def _start_is_cheap(sandbox: Sandbox, sandboxed: bool) -> bool:
         return False
     if not sandboxed or not sandbox.enforced:
         return True
-    return sandbox.git_look_cheap() and SPAWNER.ready
+    return sandbox.git_look_cheap() and spawn.SPAWNER.ready  # the one start_shell uses
 
 
 def _audit_git(proc: Proc) -> list[str]:
