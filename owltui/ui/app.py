@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # imported when the runtime is taken, after the first frame
     from owltui.session.commands.layer import Commands
     from owltui.session.commands.spec import Reply
     from owltui.session.runtime.options import Options
-    from owltui.ui.control.lifecycle import FlushEvents, Lifecycle
+    from owltui.ui.control.lifecycle import Lifecycle
     from owltui.ui.control.presenter import Presenter
     from owltui.ui.crash import Crash
     from owltui.ui.widgets.conversation import ConversationView
@@ -239,9 +239,6 @@ class OwlApp(MainScreenActions, App[int]):
 
         super()._handle_exception(error)  # (the exit starts)
         self.crash = self.crash or keep(self, error)
-
-    async def on_flush_events(self, _msg: FlushEvents) -> None:
-        await self.life.flush()
 
     # ---- commands: what was typed becomes a call, the reply is shown -------------------------
     async def run_line(self, text: str) -> None:

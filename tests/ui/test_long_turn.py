@@ -1,5 +1,6 @@
-"""A long turn on an app launched the way ``owltui`` launches it: hundreds of tool rounds keep at most
-the cap of blocks as widgets and nothing in the presenter grows with the rounds; scrolled back,
+"""A long turn on an app launched the way ``owltui`` launches it: hundreds of tool rounds keep as
+widgets the blocks that fill a few views (never more than the cap) and nothing in the presenter
+grows with the rounds; scrolled back,
 PageUp draws the earlier blocks again from the session's history, up to the first message."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from owltui.testing.scripted import Call, ScriptedModel, Step
 from owltui.ui.app import OwlApp
 from owltui.ui.boot import Boot, Started
 from owltui.ui.widgets.blocks import InputBlock
+from owltui.ui.widgets.conversation import KEEP_SCREENS
 from owltui.ui.widgets.tool_block import ToolBlock
 from tests.ui.conftest import SIZE, owl_app, wait_for
 from tests.ui.test_launched_keys import attached, env_for
@@ -60,7 +62,7 @@ async def long_turn(pilot: Any, app: OwlApp, boot: Boot) -> None:
     await attached(pilot, app, boot)
     app.agent.prompt("go")
     await app.agent.wait_idle()
-    await wait_for(pilot, lambda: app.agent.last_outcome is not None, "the turn")
+    await wait_for(pilot, lambda: app.agent.last_outcome is not None and app.life.drawn, "the turn drawn")
     await pilot.pause()
 
 
@@ -78,7 +80,10 @@ async def test_a_long_turn_keeps_the_cap_and_no_map_grows(workspace: Path, tmp_p
         await long_turn(pilot, app, boot)
         assert len(app.agent.history.items()) > 2 * ROUNDS
         conv = app.conversation
-        assert len(conv.blocks()) <= CAP
+        kept = conv.blocks()
+        assert len(kept) < CAP  # small blocks: those that fill the views kept, fewer than the cap
+        filled = sum(b.outer_size.height + b.styles.margin.top for b in kept)
+        assert filled >= KEEP_SCREENS * conv.scrollable_content_region.height  # PageUp scrolls first
         assert conv.pruned >= ROUNDS - CAP
         p = app.presenter
         assert p is not None

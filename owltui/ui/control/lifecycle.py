@@ -1,17 +1,24 @@
 """Start-up and shutdown of the TUI, and the agent events' way in: ``Lifecycle`` (held by the app
 as ``app.life`` once it has its runtime) subscribes the presenter to the host, holds the runtime open
 in a worker until shutdown, sends what waited for it (the CLI prompt, then the lines typed on the
-first frame, in order), and buffers agent events (from the agent's task) to be drawn in one batch by
-``FlushEvents``. ``app_keys`` checks the ``[keys]`` map the app applies."""
+first frame, in order), and buffers agent events (from the agent's task) for the drawing worker,
+which draws them in batches: at once after a quiet moment, else at most once per ``FLUSH_GAP``. The
+worker is a task of its own, not a message handler of the app: a batch that mounts blocks waits for
+their mounting, and the app's messages (the keys typed meanwhile) are not queued behind that wait;
+and a turn of fast tool rounds is laid out a few times a second, not once per round.
+``app_keys`` checks the ``[keys]`` map the app applies."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
+import math
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import anyio
-from textual.message import Message
 from textual.worker import Worker
 
 from owltui.agent import events as ev
@@ -24,9 +31,8 @@ from owltui.ui.control.presenter import Presenter
 from owltui.ui.control.transcript import draw_history
 from owltui.ui.widgets.prompt_input import PromptInput
 
-
-class FlushEvents(Message):
-    """Agent events are buffered by the listener and drawn in one batch by this message."""
+FLUSH_GAP = 0.05  # while events keep coming, they are drawn at most this often (20 times a second)
+URGENT = (ev.AgentEnd, ev.ApprovalRequest)  # drawn at once: the run is over, or the user is asked
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,11 @@ class Lifecycle:
         self._prompt = options.prompt
         self._typed = typed  # lines sent on the first frame (text, lane), in order
         self._events: list[ev.Event] = []
-        self._flush_posted = False
+        self._news = asyncio.Event()  # events wait in the buffer
+        self._urgent = asyncio.Event()  # one of them is ``URGENT``
+        self._drawing = False
+        self._last_flush = -math.inf
+        self._drawer: Worker[None] | None = None
         self._unsubscribe: list[Callable[[], None]] = []
         self._runtime_worker: Worker[None] | None = None
         self._close_event: anyio.Event | None = None
@@ -93,6 +103,7 @@ class Lifecycle:
             later=app.call_later,
             alive=self.alive,
         )
+        self._drawer = app.run_worker(self._draw(), name="draw")
         resumed = await draw_history(app)
         if resumed:
             n = len(app.agent.history.items())
@@ -153,15 +164,32 @@ class Lifecycle:
         self._unsubscribe.clear()
 
     def on_event(self, event: ev.Event) -> None:
-        """Called synchronously from the agent's task: buffer and schedule, never block."""
+        """Called synchronously from the agent's task: buffer and wake the drawer, never block."""
         self._events.append(event)
-        if not self._flush_posted:
-            self._flush_posted = True
-            self._app.post_message(FlushEvents())
+        self._news.set()
+        if isinstance(event, URGENT):
+            self._urgent.set()
 
-    async def flush(self) -> None:
-        """Draw the buffered events (on ``FlushEvents``)."""
-        self._flush_posted = False
-        batch, self._events = self._events, []
-        if self._app.presenter is not None and self.alive():
-            await self._app.presenter.show(batch)
+    @property
+    def drawn(self) -> bool:
+        """Every event received so far is drawn (tests wait for it)."""
+        return not self._events and not self._drawing
+
+    async def _draw(self) -> None:
+        """The drawing worker: draws what the buffer holds, batch after batch, until the app ends."""
+        while True:
+            await self._news.wait()
+            wait = self._last_flush + FLUSH_GAP - time.monotonic()
+            if wait > 0 and not self._urgent.is_set():
+                with contextlib.suppress(TimeoutError):  # what comes meanwhile joins the batch
+                    await asyncio.wait_for(self._urgent.wait(), wait)
+            self._news.clear()
+            self._urgent.clear()
+            self._last_flush = time.monotonic()
+            batch, self._events = self._events, []
+            self._drawing = True
+            try:
+                if self._app.presenter is not None and self.alive():
+                    await self._app.presenter.show(batch)
+            finally:
+                self._drawing = False

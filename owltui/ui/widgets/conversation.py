@@ -1,6 +1,11 @@
 """The scrolling conversation: starts at the top while it fits, follows the bottom once it overflows
 and while an answer streams, drops old blocks in long sessions (not while the user reads back through
-them) and, scrolled back to the top of what it holds, asks for the earlier ones to be drawn again."""
+them) and, scrolled back to the top of what it holds, asks for the earlier ones to be drawn again.
+
+It keeps the newest blocks that fill ``KEEP_SCREENS`` views (and never more than ``max_blocks``):
+every block kept is walked by each layout of the screen, so a long turn of small tool blocks keeps a
+few dozen, not a hundred, and what holds several views still scrolls back past the top without
+drawing anything again."""
 
 from __future__ import annotations
 
@@ -14,7 +19,8 @@ from owltui.ui import look
 from owltui.ui.textual_compat import follows_bottom
 from owltui.ui.widgets.blocks import AssistantBlock, NoticeBlock
 
-MAX_BLOCKS = 100  # widgets kept; scrolling back past them draws the earlier ones again
+MAX_BLOCKS = 100  # widgets kept at most; scrolling back past them draws the earlier ones again
+KEEP_SCREENS = 3  # the newest blocks that fill this many views are kept (the cap still holds)
 
 
 class ConversationView(VerticalScroll, can_focus=False):
@@ -83,16 +89,30 @@ class ConversationView(VerticalScroll, can_focus=False):
         first = self.children[0] if self.children else None
         return first if isinstance(first, NoticeBlock) and first.has_class("-pruned") else None
 
+    def _extra(self, blocks: list[Widget]) -> int:
+        """How many of the oldest ``blocks`` are beyond what is kept: past the cap, or older than
+        the newest ones that fill ``KEEP_SCREENS`` views (a block not laid out yet counts as empty)."""
+        extra = len(blocks) - self.max_blocks
+        view = self.scrollable_content_region.height
+        if view <= 0:
+            return extra
+        need, filled = KEEP_SCREENS * view, 0
+        for kept, block in enumerate(reversed(blocks)):
+            if filled >= need:
+                return max(extra, len(blocks) - kept)
+            filled += block.outer_size.height + block.styles.margin.top
+        return extra
+
     async def _prune(self) -> None:
-        """Past the cap, the oldest blocks go (not while the user reads what was drawn again)."""
-        extra = len(self.children) - (self._marker() is not None) - self.max_blocks
+        """Past what is kept, the oldest blocks go (not while the user reads what was drawn again)."""
+        blocks = self.blocks()
+        extra = self._extra(blocks)
         if extra <= 0:
             return
         if self._reading_back:
             if self.scroll_y < self.max_scroll_y and not follows_bottom(self):
                 return
             self._reading_back = False
-        blocks = self.blocks()
         victims = [c for c in blocks[:extra] if not (isinstance(c, AssistantBlock) and not c.done)]
         if not victims:
             return
