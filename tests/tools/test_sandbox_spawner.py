@@ -20,12 +20,13 @@ import pytest
 
 from owltui.agent.cancel import CancelToken
 from owltui.agent.services import Services
-from owltui.agent.tool import ToolContext
+from owltui.agent.tool import ToolContext, ToolError
 from owltui.policy.sandbox.child import capabilities, plan_from_wire, plan_to_wire
 from owltui.policy.sandbox.kernel import SandboxPolicy
 from owltui.policy.sandbox.landlock import Landlock
 from owltui.policy.sandbox.spawner import clone_number
 from owltui.tools.exec import bash, spawn
+from owltui.tools.exec.bash import BashParams, BashTool
 from owltui.tools.exec.proc import Proc
 from owltui.tools.exec.reaper import REAPER
 from owltui.tools.exec.spawn import Spawned, Spawner
@@ -164,16 +165,33 @@ def test_a_set_up_failure_exits_126_with_the_line(spawner: Spawner, repo: Path) 
     assert "the sandbox could not be set up (landlock_create_ruleset" in proc.sink.preview()
 
 
-def test_an_exec_failure_is_raised_as_popen_raises(spawner: Spawner, repo: Path) -> None:
+def test_an_exec_failure_is_told_as_the_error_popen_raises(spawner: Spawner, repo: Path) -> None:
     policy = SandboxPolicy("workspace-write", repo)
     plan = policy.plan(repo)
     assert plan is not None
-    with pytest.raises(FileNotFoundError):
-        spawner.start(policy.wire(plan), [str(repo / "no-such-shell"), "-c", "true"], {}, repo)
+    failed = spawner.start(policy.wire(plan), [str(repo / "no-such-shell"), "-c", "true"], {}, repo)
+    assert failed is not None
+    err = failed.exec_failure()
+    assert isinstance(err, FileNotFoundError) and err.filename == str(repo / "no-such-shell")
+    assert failed.exec_failure() is err  # read once, told again
+    assert failed.wait() == 127
+    failed.stdout.close()
     assert spawner.broken is None  # the server is fine: the next command starts from it
     child = spawner.start(policy.wire(plan), ["/bin/sh", "-c", "exit 7"], {}, repo)
-    assert child is not None and child.wait() == 7
+    assert child is not None and child.exec_failure() is None and child.wait() == 7
     child.stdout.close()
+
+
+def test_a_shell_that_cannot_be_executed_fails_the_bash_call(
+    spawner: Spawner, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(spawn, "SPAWNER", spawner)
+    monkeypatch.setenv("SHELL", str(repo / "not-a-shell"))
+    (repo / "not-a-shell").write_text("")
+    (repo / "not-a-shell").chmod(0o755)  # executable, but no format the kernel can run
+    ctx = ToolContext(repo, CancelToken(), services=Services(sandbox=SandboxPolicy("workspace-write", repo)))
+    with pytest.raises(ToolError, match=r"Could not start the shell: .*Exec format error"):
+        anyio.run(BashTool().run, BashParams(command="true"), ctx)
 
 
 def test_the_reaper_leaves_the_shell_to_its_handle(spawner: Spawner, repo: Path) -> None:

@@ -270,6 +270,8 @@ class BashTool:
                     await self._follow(proc, ctx, clock() + cap, clock)
                     tg.cancel_scope.cancel()
             if proc.done:
+                if proc.start_error is not None:  # the fork server's child could not exec the shell
+                    raise ToolError(f"Could not start the shell: {proc.start_error}")
                 await _let_escapees_exec(proc)
                 return _finished(proc, jobs, await _audited(proc))
             if ctx.cancel.cancelled:

@@ -39,7 +39,7 @@ from owltui.tools.exec.procfs import MARK
 from owltui.tools.exec.reaper import REAPER
 from owltui.tools.exec.signals import group_alive as group_alive
 from owltui.tools.exec.signals import signal_group
-from owltui.tools.exec.spawn import start_shell
+from owltui.tools.exec.spawn import Spawned, start_shell
 from owltui.tools.exec.subreaper import become_subreaper
 from owltui.tools.exec.wake import wait_news
 
@@ -235,6 +235,7 @@ class Proc:
         self.exit_code: int | None = None
         self.ended_at: float | None = None  # monotonic, once the shell was reaped
         self.killed = False
+        self.start_error: OSError | None = None  # the shell could not be executed (``Spawned``)
         self._cond = threading.Condition()
         self._version = 0
         self._done = False
@@ -270,6 +271,10 @@ class Proc:
 
     def _pump(self) -> None:
         assert self._popen.stdout is not None
+        if isinstance(self._popen, Spawned):  # ``Popen`` has raised it, this one tells it now
+            self.start_error = self._popen.exec_failure()
+            if self.start_error is not None:
+                self.sink.write(f"could not start the shell: {self.start_error}\n")
         fd = self._popen.stdout.fileno()
         with contextlib.suppress(OSError):
             fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)

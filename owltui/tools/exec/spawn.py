@@ -6,9 +6,11 @@ process-wide ``SPAWNER`` — the client of ``owltui.policy.sandbox.spawner``, st
 with an enforced sandbox is built (``prestart``), else on the first sandboxed command — which
 makes the command OwlTUI's own child from a small process, so no fork of OwlTUI is needed; the
 plan, argv, environment and working directory travel as JSON, the pipe's descriptors by SCM_RIGHTS
-with an error pipe's (silent when the ``exec`` succeeds, else the errno, raised as ``Popen`` raises
-it). The result is a ``Spawned``: the part of ``Popen`` that ``Proc`` uses (``pid``, ``stdout``,
-``poll``, ``wait``, ``returncode``), reaping its own pid by ``waitpid``. Until it has,
+with an error pipe's (silent when the ``exec`` succeeds, else the errno). The result is a
+``Spawned``: the part of ``Popen`` that ``Proc`` uses (``pid``, ``stdout``, ``poll``, ``wait``,
+``returncode``), reaping its own pid by ``waitpid``, and ``exec_failure``: the error ``Popen`` would
+have raised, read from the error pipe by whoever follows the command (``Proc``'s reader thread), so
+OwlTUI goes on while the child sets its sandbox up and execs. Until it has,
 ``Proc.shell_reaped`` is False, so the reaper never takes the shell (it reaps only adopted processes
 that are not shells still owned).
 
@@ -55,11 +57,29 @@ def _latin(value: str | Path) -> str:
 class Spawned:
     """A command the spawner started: OwlTUI's child, waited for by pid as ``Popen`` waits."""
 
-    def __init__(self, pid: int, stdout: BinaryIO) -> None:
+    def __init__(self, pid: int, stdout: BinaryIO, exec_errors: int, program: str) -> None:
         self.pid = pid
         self.stdout = stdout
         self.returncode: int | None = None
         self._lock = threading.Lock()
+        self._exec_errors: int | None = exec_errors
+        self._program = program
+        self._failure: OSError | None = None
+
+    def exec_failure(self) -> OSError | None:
+        """The error the ``exec`` of the command failed with (the one ``Popen`` raises), None once it
+        execs: blocks until then, or until the child ends. Reads the error pipe once."""
+        with self._lock:
+            fd, self._exec_errors = self._exec_errors, None
+        if fd is not None:
+            try:
+                told = _read_all(fd)  # nothing, at the end of file the exec makes: the command runs
+            finally:
+                os.close(fd)
+            if told:
+                err = int(told) if told.isdigit() else errno.EINVAL
+                self._failure = OSError(err, os.strerror(err), self._program)
+        return self._failure
 
     def _collect(self, flags: int) -> int | None:
         try:
@@ -170,8 +190,8 @@ class Spawner:
 
     def start(self, plan: str, argv: list[str], env: dict[str, str], cwd: Path | str) -> Spawned | None:
         """Start ``argv`` under ``plan`` (``SandboxPolicy.wire``) with stdin /dev/null and stdout and
-        stderr one pipe; None when the server is not there (start it the old way). Raises OSError
-        when the command could not be executed (as ``Popen`` does)."""
+        stderr one pipe; None when the server is not there (start it the old way). Whether the
+        command could be executed is ``exec_failure``'s to tell (``Popen`` raises it here)."""
         with self._lock:
             if self._owner and self._owner != os.getpid():  # a forked copy of OwlTUI: its own server
                 self._sock, self._server, self._owner = None, None, 0
@@ -203,17 +223,7 @@ class Spawner:
                 os.close(err_r)
                 self._fail(str(reply["error"]))
                 return None
-        child = Spawned(int(reply["pid"]), open(r, "rb", buffering=0))
-        try:
-            told = _read_all(err_r)  # nothing, at the end of file the exec makes: the command runs
-        finally:
-            os.close(err_r)
-        if told:
-            err = int(told) if told.isdigit() else errno.EINVAL
-            child.wait()
-            child.stdout.close()
-            raise OSError(err, os.strerror(err), argv[0])
-        return child
+        return Spawned(int(reply["pid"]), open(r, "rb", buffering=0), err_r, argv[0])
 
 
 SPAWNER = Spawner()
