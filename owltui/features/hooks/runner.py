@@ -2,6 +2,10 @@
 under a timeout. Its own process group is killed on timeout and on cancellation (an abort), so a hook
 that hangs or spawns children leaves nothing running; a pause freezes it with the tool commands
 (``CommandFreezer.group``) and its time limit stands still meanwhile.
+
+Stdin is an unlinked temporary file holding the JSON, not a pipe: a hook that never reads its input
+(most do not) cannot break a write, and nothing is left for the event loop to report (Python 3.11.2,
+Debian 12's, logs a pipe's broken write as "Future exception was never retrieved").
 """
 
 from __future__ import annotations
@@ -11,11 +15,12 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
 import anyio.abc
@@ -61,14 +66,16 @@ def hook_env(base: Mapping[str, str], workspace: Path) -> dict[str, str]:
     return env
 
 
-async def _feed(stdin: anyio.abc.ByteSendStream | None, data: bytes) -> None:
-    if stdin is None:
-        return
+def _input_file(data: bytes) -> IO[bytes]:
+    """``data`` in an unlinked temporary file, at its start: the hook's stdin."""
+    held = tempfile.TemporaryFile()
     try:
-        await stdin.send(data)
-    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-        pass  # the hook did not read its input: fine
-    await stdin.aclose()
+        held.write(data)
+        held.seek(0)
+    except BaseException:
+        held.close()
+        raise
+    return held
 
 
 async def _ended_in_time(proc: anyio.abc.Process, clock: Callable[[], float], deadline: float) -> bool:
@@ -99,10 +106,11 @@ async def run_command(
     err: list[bytes] = []
     await anyio.lowlevel.checkpoint_if_cancelled()  # aborted already: start nothing
     try:
-        with anyio.CancelScope(shield=True):  # an abort meanwhile must still find the process to kill
+        # shielded: an abort meanwhile must still find the process to kill
+        with _input_file(data) as stdin, anyio.CancelScope(shield=True):
             proc = await anyio.open_process(
                 ["sh", "-c", command],
-                stdin=subprocess.PIPE,
+                stdin=stdin,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=workspace,
@@ -119,7 +127,6 @@ async def run_command(
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_drain, proc.stdout, out)
                 tg.start_soon(_drain, proc.stderr, err)
-                tg.start_soon(_feed, proc.stdin, data)
                 timed_out = not await _ended_in_time(proc, clock, deadline)
                 if timed_out:
                     tg.cancel_scope.cancel()
