@@ -82,3 +82,26 @@ async def test_the_end_of_a_run_is_drawn_without_waiting_for_the_gap(monkeypatch
         app.life.on_event(end)
         await wait_for(pilot, lambda: app.life.drawn, "the end drawn")
         assert batches[1] == [delta(2), end]
+
+
+async def test_typing_lays_nothing_out_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A keystroke redraws the input, not the screen's layout (whose cost grows with the blocks
+    kept): the hidden completion list is not updated again on each key."""
+    app = make_app()
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: app.ready, "the runtime")
+        await pilot.pause()
+        layouts: list[int] = []
+        screen = type(app.screen)
+        original = screen._refresh_layout
+
+        def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+            layouts.append(1)
+            original(self, *args, **kwargs)
+
+        monkeypatch.setattr(screen, "_refresh_layout", counted)
+        for ch in "hello":
+            await pilot.press(ch)
+            await pilot.pause()
+        assert app.input.text == "hello"
+        assert not layouts

@@ -100,7 +100,8 @@ class CompletionList(Static):
         self.update(out)
 
     def hide(self) -> None:
-        self.show([])
+        if self.display or self.matches or self.paths:  # hidden already: no update, which would lay
+            self.show([])  # the whole screen out again (each keystroke hides it)
 
     def move(self, step: int) -> None:
         if self.kind == "mention":
