@@ -28,6 +28,7 @@ from owltui.policy.sandbox.spawner import clone_number
 from owltui.tools.exec import bash, spawn
 from owltui.tools.exec.bash import BashParams, BashTool
 from owltui.tools.exec.proc import Proc
+from owltui.tools.exec.procfs import Stat, children, read_stat
 from owltui.tools.exec.reaper import REAPER
 from owltui.tools.exec.spawn import Spawned, Spawner
 
@@ -146,6 +147,63 @@ def test_killing_the_server_falls_back_to_the_old_start_still_confined(
     proc = confined(repo, outside, policy)
     assert isinstance(proc._popen, subprocess.Popen) and spawner.broken is not None
     assert proc.exit_code == 0 and isinstance(confined(repo, outside, policy)._popen, subprocess.Popen)
+
+
+def spares(server_pid: int) -> list[Stat]:
+    """OwlTUI's children in the server's process group: its spare (a command has its own group)."""
+    kids = [read_stat(pid) for pid in children(os.getpid()) if pid != server_pid]
+    return [st for st in kids if st is not None and st.pgid == server_pid]
+
+
+def test_a_spare_waits_ahead_of_each_command_holding_nothing_of_the_servers(
+    spawner: Spawner, repo: Path, outside: Path
+) -> None:
+    policy = SandboxPolicy("workspace-write", repo)
+    first = run(repo, "true", policy)
+    server = spawner.server_pid
+    assert server is not None and isinstance(first._popen, Spawned)
+    (spare,) = spares(server)  # the next command's process, cloned after the reply
+    assert spare.alive and spare.ppid == os.getpid() and spare.pid != first.pid
+    held = {int(fd): os.readlink(f"/proc/{spare.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{spare.pid}/fd")}
+    assert [held.pop(fd) for fd in (0, 1, 2)] == ["/dev/null"] * 3
+    (own,) = held.values()  # one socket: its own pair's, not the server's end of OwlTUI's pair
+    assert own.startswith("socket:")
+    second = confined(repo, outside, policy)
+    assert second.pid == spare.pid and second.exit_code == 0  # the spare became the command
+    assert [st.pid for st in spares(server)] != [spare.pid]
+
+
+def test_the_command_leads_its_group_when_its_pid_is_known(spawner: Spawner, repo: Path) -> None:
+    """A freeze or an abort right after the start signals the command's group: it exists by then
+    (from a spare, and from a clone made on the spot), before the set-up and the exec."""
+    policy = SandboxPolicy("workspace-write", repo)
+    for i in range(20):
+        if i == 10:
+            (spare,) = spares(spawner.server_pid or 0)
+            os.kill(spare.pid, signal.SIGKILL)  # the next command is cloned on the spot
+            os.waitpid(spare.pid, 0)
+        proc = Proc("sleep 30", repo, repo.parent / "spill", sandbox=policy)
+        assert isinstance(proc._popen, Spawned)
+        os.killpg(proc.pgid, signal.SIGKILL)  # no ProcessLookupError: the group is there
+        proc._thread.join(30)
+        assert proc.done and proc.exit_code == 128 + signal.SIGKILL
+
+
+def test_a_spare_that_died_is_replaced_and_the_server_reaped_with_its_spare(
+    spawner: Spawner, repo: Path, outside: Path
+) -> None:
+    policy = SandboxPolicy("workspace-write", repo)
+    run(repo, "true", policy)
+    server = spawner.server_pid
+    assert server is not None
+    (spare,) = spares(server)
+    os.kill(spare.pid, signal.SIGKILL)
+    os.waitpid(spare.pid, 0)
+    proc = confined(repo, outside, policy)  # cloned on the spot, as confined
+    assert isinstance(proc._popen, Spawned) and proc.exit_code == 0 and spawner.broken is None
+    assert len(spares(server)) == 1
+    spawner.close()
+    assert not spares(server)  # the last spare ended with the server and was reaped
 
 
 def test_a_server_that_cannot_start_means_the_old_start(

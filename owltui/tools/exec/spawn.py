@@ -23,10 +23,12 @@ when something kills the server); it is then started again the old way.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import logging
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -37,6 +39,7 @@ from typing import BinaryIO
 import owltui
 from owltui.agent.services import Sandbox
 from owltui.policy.sandbox.kernel import SandboxPolicy
+from owltui.tools.exec.procfs import children, read_stat
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,23 @@ def _read_all(fd: int) -> bytes:
     while chunk := os.read(fd, 64):
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _reap_spare(server_pid: int, within: float = 1.0) -> None:
+    """The server's spare (``spawner``) ends with the server: OwlTUI's child in the server's process
+    group, reaped here once it has (at most ``within`` s; a command has a group of its own)."""
+    for pid in children(os.getpid()):
+        st = read_stat(pid)
+        if st is None or st.pgid != server_pid:
+            continue
+        with contextlib.suppress(OSError):
+            pidfd = os.pidfd_open(pid)
+            try:
+                select.select([pidfd], [], [], within)
+            finally:
+                os.close(pidfd)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
 
 
 def _latin(value: str | Path) -> str:
@@ -167,6 +187,7 @@ class Spawner:
             if server.poll() is None:
                 server.kill()
             server.wait()
+            _reap_spare(server.pid)
         return False
 
     def prestart(self) -> None:
@@ -187,6 +208,7 @@ class Spawner:
             sock.close()
         if server is not None:
             server.wait()
+            _reap_spare(server.pid)
 
     def start(self, plan: str, argv: list[str], env: dict[str, str], cwd: Path | str) -> Spawned | None:
         """Start ``argv`` under ``plan`` (``SandboxPolicy.wire``) with stdin /dev/null and stdout and
