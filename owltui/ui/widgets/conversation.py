@@ -4,8 +4,8 @@ them) and, scrolled back to the top of what it holds, asks for the earlier ones 
 
 It keeps the newest blocks that fill ``KEEP_SCREENS`` views (and never more than ``max_blocks``):
 every block kept is walked by each layout of the screen, so a long turn of small tool blocks keeps a
-few dozen, not a hundred, and what holds several views still scrolls back past the top without
-drawing anything again."""
+few dozen, not a hundred, and what it holds still scrolls back a page before anything is drawn
+again."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from owltui.ui.textual_compat import follows_bottom
 from owltui.ui.widgets.blocks import AssistantBlock, NoticeBlock
 
 MAX_BLOCKS = 100  # widgets kept at most; scrolling back past them draws the earlier ones again
-KEEP_SCREENS = 3  # the newest blocks that fill this many views are kept (the cap still holds)
+KEEP_SCREENS = 2  # the newest blocks that fill this many views are kept (the cap still holds)
 
 
 class ConversationView(VerticalScroll, can_focus=False):
