@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from textual.widget import Widget
 
 from owltui.agent import events as ev
 from owltui.ui.control import lifecycle
@@ -86,22 +87,22 @@ async def test_the_end_of_a_run_is_drawn_without_waiting_for_the_gap(monkeypatch
 
 async def test_typing_lays_nothing_out_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A keystroke redraws the input, not the screen's layout (whose cost grows with the blocks
-    kept): the hidden completion list is not updated again on each key."""
+    kept): the input and the hidden completion list ask for no layout on each key."""
     app = make_app()
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: app.ready, "the runtime")
         await pilot.pause()
-        layouts: list[int] = []
-        screen = type(app.screen)
-        original = screen._refresh_layout
+        asked: list[str] = []
+        original = Widget.refresh
 
-        def counted(self: Any, *args: Any, **kwargs: Any) -> None:
-            layouts.append(1)
-            original(self, *args, **kwargs)
+        def refresh(self: Widget, *args: Any, layout: bool = False, **kwargs: Any) -> Widget:
+            if layout and (self is app.input or self is app.input.completions):
+                asked.append(type(self).__name__)
+            return original(self, *args, layout=layout, **kwargs)
 
-        monkeypatch.setattr(screen, "_refresh_layout", counted)
+        monkeypatch.setattr(Widget, "refresh", refresh)
         for ch in "hello":
             await pilot.press(ch)
             await pilot.pause()
         assert app.input.text == "hello"
-        assert not layouts
+        assert not asked
