@@ -77,3 +77,31 @@ def test_mention_prompt_drawn_once_in_tmux(tmp_path: Path) -> None:
     finally:
         t.close()
         server.close()
+
+
+@first_request_retried
+def test_keys_typed_during_a_long_turn_show_while_it_runs_in_tmux(tmp_path: Path) -> None:
+    """A turn of 300 tool rounds on the launched TUI: what is typed meanwhile is drawn in the input
+    before the turn ends, and the turn is drawn to its end (the drawing worker on the user's path;
+    ``test_drawing`` holds the cases that tell it from a drawing that keys wait behind)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    rounds = [Turn(calls=[("ls", {"path": "."})]) for _ in range(300)]
+    server = FakeOpenAI().add(*rounds, Turn(text="All rounds done."))
+    t = Tmux([*_launched(server.url), "--no-session", "--yes", "--max-rounds", "400"], _env(tmp_path), ws)
+    try:
+        t.wait(lambda s: "Send / steer" in s, "the TUI")
+        t.type("go")
+        t.keys("Enter")
+        t.wait(lambda s: "✓ ls" in s, "the first rounds")
+        t.type("typed meanwhile")
+        screen = t.wait(lambda s: "│ typed meanwhile" in s, "the keys drawn")
+        assert "All rounds done." not in screen  # drawn while the rounds go on
+        t.wait(lambda s: "All rounds done." in s and " idle" in s, "the end of the turn", timeout=60)
+        t.keys("C-c")  # clears the input; then Ctrl+C twice quits
+        t.wait(lambda s: "│ typed meanwhile" not in s, "the input cleared")
+        t.quit()
+    finally:
+        t.close()
+        server.close()

@@ -131,7 +131,6 @@ class Server:
 
     def _spare(self, sock: socket.socket) -> None:
         """In the spare: wait for the request, then be its command's process. Never returns."""
-        code = 0
         fds: list[int] = []
         try:
             fd = sock.fileno()
@@ -143,11 +142,8 @@ class Server:
             _settle(lambda: sock.send(b"s"))
             setup, argv, env, cwd = self._decode(data)
         except BaseException:
-            code = 22  # EINVAL: the command did not run
-        if code or len(fds) != 4:
             try:
-                if len(fds) == 4:
-                    os.write(fds[3], str(code or 22).encode())
+                os.write(fds[3], b"22")  # EINVAL: the command did not run
             finally:
                 os._exit(127)
         _child(fds[:3], cwd, setup, argv, env, fds[3])
@@ -212,7 +208,7 @@ class Server:
     def learn(self, data: bytes) -> None:
         """After the reply: make the request's plan's set-up here, so the next spares have it."""
         with contextlib.suppress(Exception):
-            self._decode(data)
+            self._setup(str(json.loads(data)["plan"]))
 
     def serve(self) -> None:
         self.fork_spare()

@@ -2,8 +2,8 @@
 
 A reader thread pumps the pipe into an ``OutputSink`` (``output``: sanitised text with secrets
 scrubbed; spilled to a file once it passes the large-result limits, so a command printing 100 MB
-never sits in memory). The thread does not depend on any async scope, so a command can outlive the tool call
-that started it and become a background job.
+never sits in memory). The thread does not depend on any async scope, so a command can outlive the
+tool call that started it and become a background job.
 
 Every command gets a scrubbed environment (no API keys, tokens, passwords: ``sandbox.child_env``)
 and, unless started with ``sandboxed=False``, runs under the session's ``SandboxPolicy``: started

@@ -74,7 +74,6 @@ class Lifecycle:
         self._urgent = asyncio.Event()  # one of them is ``URGENT``
         self._drawing = False
         self._last_flush = -math.inf
-        self._drawer: Worker[None] | None = None
         self._unsubscribe: list[Callable[[], None]] = []
         self._runtime_worker: Worker[None] | None = None
         self._close_event: anyio.Event | None = None
@@ -103,7 +102,7 @@ class Lifecycle:
             later=app.call_later,
             alive=self.alive,
         )
-        self._drawer = app.run_worker(self._draw(), name="draw")
+        app.run_worker(self._draw(), name="draw")  # ends with the app
         resumed = await draw_history(app)
         if resumed:
             n = len(app.agent.history.items())
